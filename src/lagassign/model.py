@@ -1,0 +1,218 @@
+"""The consumer-group model: topics, partitions, members and assignments.
+
+Everything here is immutable and free of I/O. Constructors check their own invariants and
+raise :class:`ModelError` naming the offending place (``members[2].topics``), so every input
+format gets the same checks and the same messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+class ModelError(ValueError):
+    """An invalid group. ``where`` is a path into the group (``topics.t0.partitions[1]``)."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where = where
+        self.message = message
+
+
+def java_order(s: str) -> bytes:
+    """Sort key that orders strings as Java's ``String.compareTo`` does (UTF-16 code units).
+
+    Python compares code points; the two differ only above U+FFFF, but the Java assignors we
+    reproduce sort member ids and topic names with ``compareTo``.
+    """
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TopicPartition:
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def sort_key(self) -> tuple[bytes, int]:
+        return java_order(self.topic), self.partition
+
+
+@dataclass(frozen=True, slots=True)
+class Offsets:
+    """A partition's log start (``begin``), log end (``end``) and the group's committed offset."""
+
+    begin: int
+    end: int
+    committed: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("begin", "end", "committed"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ModelError(name, f"offset must not be negative, got {value}")
+        if self.end < self.begin:
+            raise ModelError("end", f"end offset {self.end} is below begin offset {self.begin}")
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One partition of a topic, with either a known lag or the offsets to derive it from.
+
+    ``rate_in`` / ``rate_out`` are produce and consume rates in messages per second, when known.
+    """
+
+    topic: str
+    partition: int
+    lag: int | None = None
+    offsets: Offsets | None = None
+    racks: frozenset[str] = frozenset()
+    rate_in: float | None = None
+    rate_out: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.partition < 0:
+            raise ModelError("partition", f"partition number must not be negative, got {self.partition}")
+        if self.lag is not None and self.offsets is not None:
+            raise ModelError("lag", "give either a lag or offsets, not both")
+        if self.lag is not None and self.lag < 0:
+            raise ModelError("lag", f"lag must not be negative, got {self.lag}")
+        for name in ("rate_in", "rate_out"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ModelError(name, f"rate must not be negative, got {value}")
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    name: str
+    partitions: tuple[Partition, ...]
+
+    def __post_init__(self) -> None:
+        seen: set[int] = set()
+        for i, p in enumerate(self.partitions):
+            if p.topic != self.name:
+                raise ModelError(f"partitions[{i}]", f"belongs to topic {p.topic!r}")
+            if p.partition in seen:
+                raise ModelError(f"partitions[{i}]", f"duplicate partition {p.partition}")
+            seen.add(p.partition)
+
+    @staticmethod
+    def of(name: str, count: int) -> Topic:
+        """A topic of ``count`` partitions, all with lag 0."""
+        return Topic(name, tuple(Partition(name, i, lag=0) for i in range(count)))
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A consumer-group member as the group leader sees it in the member's subscription."""
+
+    id: str
+    topics: frozenset[str]
+    instance_id: str | None = None
+    rack: str | None = None
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ModelError("id", "member id must not be empty")
+
+
+@dataclass(frozen=True)
+class Group:
+    """A consumer group: its members, the topics they subscribe and the group's reset policy."""
+
+    id: str
+    topics: Mapping[str, Topic]
+    members: tuple[Member, ...]
+    auto_offset_reset: str = "latest"
+    _partitions: Mapping[TopicPartition, Partition] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "topics", MappingProxyType(dict(self.topics)))
+        for name, topic in self.topics.items():
+            if topic.name != name:
+                raise ModelError(f"topics.{name}", f"holds topic {topic.name!r}")
+        ids: set[str] = set()
+        for i, m in enumerate(self.members):
+            if m.id in ids:
+                raise ModelError(f"members[{i}].id", f"duplicate member id {m.id!r}")
+            ids.add(m.id)
+            for t in sorted(m.topics):
+                if t not in self.topics:
+                    raise ModelError(f"members[{i}].topics", f"unknown topic {t!r}")
+        index = {p.tp: p for topic in self.topics.values() for p in topic.partitions}
+        object.__setattr__(self, "_partitions", MappingProxyType(index))
+
+    @staticmethod
+    def of(
+        topics: Iterable[Topic],
+        members: Iterable[Member],
+        *,
+        id: str = "group",
+        auto_offset_reset: str = "latest",
+    ) -> Group:
+        return Group(id, {t.name: t for t in topics}, tuple(members), auto_offset_reset)
+
+    def partition(self, tp: TopicPartition) -> Partition:
+        return self._partitions[tp]
+
+    def partitions(self) -> Iterator[Partition]:
+        """Every partition, topics in name order, partitions in number order."""
+        for name in sorted(self.topics, key=java_order):
+            yield from sorted(self.topics[name].partitions, key=lambda p: p.partition)
+
+    def subscribers(self, topic: str) -> list[Member]:
+        return [m for m in self.members if topic in m.topics]
+
+    def member(self, member_id: str) -> Member:
+        for m in self.members:
+            if m.id == member_id:
+                return m
+        raise KeyError(member_id)
+
+    def current_owners(self) -> dict[TopicPartition, str]:
+        """Who owns each partition now, according to the members' ``owned`` lists."""
+        return {tp: m.id for m in self.members for tp in m.owned}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The result of a strategy: partitions per member, in the order the strategy gave them.
+
+    Every member of the group is present, with an empty tuple if it got nothing.
+    """
+
+    partitions: Mapping[str, tuple[TopicPartition, ...]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partitions", MappingProxyType(dict(self.partitions)))
+
+    @staticmethod
+    def build(
+        members: Iterable[Member] | Iterable[str], assigned: Mapping[str, Iterable[TopicPartition]]
+    ) -> Assignment:
+        ids = [m if isinstance(m, str) else m.id for m in members]
+        return Assignment({mid: tuple(assigned.get(mid, ())) for mid in ids})
+
+    def __getitem__(self, member_id: str) -> tuple[TopicPartition, ...]:
+        return self.partitions[member_id]
+
+    def owners(self) -> dict[TopicPartition, str]:
+        return {tp: mid for mid, tps in self.partitions.items() for tp in tps}
+
+    def as_lists(self) -> dict[str, list[tuple[str, int]]]:
+        return {
+            mid: [(tp.topic, tp.partition) for tp in tps] for mid, tps in self.partitions.items()
+        }

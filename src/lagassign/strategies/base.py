@@ -1,0 +1,43 @@
+"""The one interface every strategy implements."""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from lagassign.model import Assignment, Group
+
+
+class RebalanceProtocol(enum.Enum):
+    """How members hand partitions over, as in Kafka's ``ConsumerPartitionAssignor``.
+
+    EAGER: every member revokes everything before the new assignment.
+    COOPERATIVE: members keep what they own; a partition that changes owner is withheld from
+    the new owner for one round, until the old owner has revoked it.
+    """
+
+    EAGER = "eager"
+    COOPERATIVE = "cooperative"
+
+
+class Strategy(ABC):
+    """Assigns every partition of the topics a group subscribes to its members.
+
+    ``assign`` is pure: it reads the group (members, subscriptions, owned partitions, lag or
+    offsets) and returns an :class:`Assignment` listing every member. Implementations keep no
+    state between calls.
+    """
+
+    #: the protocol name on the wire; also the registry name
+    name: ClassVar[str]
+    #: protocols the strategy supports, preferred first
+    protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+    #: whether the strategy reads partition lag (the adapters fetch offsets only then)
+    uses_lag: ClassVar[bool] = False
+
+    @abstractmethod
+    def assign(self, group: Group) -> Assignment: ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
