@@ -29,7 +29,10 @@ def random_group(
     pick = lambda knob: rng.random() < 0.5 if knob is None else knob  # noqa: E731
     identical = pick(identical_subscriptions)
     with_racks, with_static, with_owned, with_offsets = (
-        pick(racks), pick(static_members), pick(owned), pick(offsets)
+        pick(racks),
+        pick(static_members),
+        pick(owned),
+        pick(offsets),
     )
     reset = rng.choice(("latest", "earliest", "LATEST", "none"))
 
@@ -45,8 +48,9 @@ def random_group(
                 begin = rng.randint(0, 1000)
                 end = begin + rng.choice((0, rng.randint(0, 100), rng.randint(0, 1_000_000)))
                 committed = rng.choice((None, rng.randint(0, end + 10)))
-                parts.append(Partition(name, p, offsets=Offsets(begin, end, committed),
-                                       racks=replica_racks))
+                parts.append(
+                    Partition(name, p, offsets=Offsets(begin, end, committed), racks=replica_racks)
+                )
             else:
                 lag = rng.choice((0, rng.randint(0, 100), rng.randint(0, 10**6), 10**7))
                 parts.append(Partition(name, p, lag=lag, racks=replica_racks))
@@ -59,15 +63,20 @@ def random_group(
     members = []
     for i in range(n_members):
         subscribed = (
-            frozenset(names) if identical
+            frozenset(names)
+            if identical
             else frozenset(rng.sample(names, rng.randint(1, len(names))))
         )
-        members.append(Member(
-            id=f"consumer-{ids[i]}",
-            topics=subscribed,
-            instance_id=f"instance-{instance_ids[i]}" if with_static and rng.random() < 0.7 else None,
-            rack=rng.choice(RACKS) if with_racks and rng.random() < 0.8 else None,
-        ))
+        members.append(
+            Member(
+                id=f"consumer-{ids[i]}",
+                topics=subscribed,
+                instance_id=f"instance-{instance_ids[i]}"
+                if with_static and rng.random() < 0.7
+                else None,
+                rack=rng.choice(RACKS) if with_racks and rng.random() < 0.8 else None,
+            )
+        )
 
     if with_owned:
         members = _with_owned(rng, topics, members)
@@ -91,6 +100,7 @@ def _with_owned(rng: random.Random, topics: list[Topic], members: list[Member]) 
     result = []
     for m in members:
         gen = generation if rng.random() < 0.85 else max(generation - rng.randint(1, 3), 0)
-        result.append(Member(m.id, m.topics, m.instance_id, m.rack,
-                             tuple(dict.fromkeys(owned[m.id])), gen))
+        result.append(
+            Member(m.id, m.topics, m.instance_id, m.rack, tuple(dict.fromkeys(owned[m.id])), gen)
+        )
     return result

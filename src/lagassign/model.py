@@ -76,7 +76,9 @@ class Partition:
 
     def __post_init__(self) -> None:
         if self.partition < 0:
-            raise ModelError("partition", f"partition number must not be negative, got {self.partition}")
+            raise ModelError(
+                "partition", f"partition number must not be negative, got {self.partition}"
+            )
         if self.lag is not None and self.offsets is not None:
             raise ModelError("lag", "give either a lag or offsets, not both")
         if self.lag is not None and self.lag < 0:
@@ -135,9 +137,7 @@ class Group:
     topics: Mapping[str, Topic]
     members: tuple[Member, ...]
     auto_offset_reset: str = "latest"
-    _partitions: Mapping[TopicPartition, Partition] = field(
-        init=False, repr=False, compare=False
-    )
+    _partitions: Mapping[TopicPartition, Partition] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", MappingProxyType(dict(self.topics)))
@@ -154,6 +154,10 @@ class Group:
                     raise ModelError(f"members[{i}].topics", f"unknown topic {t!r}")
         index = {p.tp: p for topic in self.topics.values() for p in topic.partitions}
         object.__setattr__(self, "_partitions", MappingProxyType(index))
+        for i, m in enumerate(self.members):
+            for tp in m.owned:
+                if tp not in index:
+                    raise ModelError(f"members[{i}].owned", f"unknown partition {tp}")
 
     @staticmethod
     def of(

@@ -1,4 +1,4 @@
-"""Strategies, one module each, behind :class:`Strategy`; the registry maps protocol names to them."""
+"""Strategies, one module each, behind :class:`Strategy`; the registry maps names to them."""
 
 from __future__ import annotations
 

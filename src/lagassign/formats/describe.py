@@ -1,0 +1,130 @@
+"""Output of ``kafka-consumer-groups.sh --describe`` -> groups.
+
+Both layouts are read, found by their header line, and any number of groups per file
+(``--all-groups`` prints one block each)::
+
+    GROUP  TOPIC  PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  OWNER
+    GROUP  TOPIC  PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  CONSUMER-ID  HOST  CLIENT-ID
+
+Columns are matched by name, so extra columns of newer tools are ignored. ``-`` means no
+committed offset (``CURRENT-OFFSET``, ``LAG``) or no owner. Every owner becomes a member that
+owns its listed partitions and subscribes every topic of its group (the dump does not say
+more). A partition without a committed offset follows ``auto.offset.reset``; the log start is
+not in the dump, so "earliest" counts from offset 0, an upper bound of the real lag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lagassign.formats.errors import InputError
+from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
+
+_REQUIRED = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
+_OWNER_COLUMNS = ("CONSUMER-ID", "OWNER")
+_NONE = "-"
+
+
+@dataclass
+class _GroupRows:
+    partitions: dict[str, list[Partition]] = field(default_factory=dict)
+    owned: dict[str, list[TopicPartition]] = field(default_factory=dict)
+
+
+def load_describe(
+    path: str | Path, auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET
+) -> list[Group]:
+    """Read a ``--describe`` dump. Raises :class:`InputError` naming the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    return parse_describe(text.splitlines(), str(path), auto_offset_reset)
+
+
+def parse_describe(
+    lines: Iterable[str],
+    source: str = "<describe>",
+    auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET,
+) -> list[Group]:
+    groups: dict[str, _GroupRows] = {}
+    header: list[str] | None = None
+    for number, line in enumerate(lines, start=1):
+        cells = line.split()
+        place = f"{source}:{number}"
+        if not cells:
+            continue
+        if cells[0] == "GROUP":
+            header = _read_header(cells, place)
+            continue
+        if header is None:
+            # Tool chatter before the table ("Consumer group 'g' has no active members.").
+            continue
+        if len(cells) != len(header):
+            if len(cells) < len(_REQUIRED):
+                continue  # a note between blocks, not a row
+            raise InputError(
+                place, f"expected {len(header)} columns ({' '.join(header)}), got {len(cells)}"
+            )
+        _read_row(dict(zip(header, cells, strict=True)), groups, place)
+    if header is None:
+        raise InputError(source, "no GROUP TOPIC PARTITION ... header line found")
+    return [_build(name, rows, auto_offset_reset) for name, rows in groups.items()]
+
+
+def _read_header(cells: list[str], place: str) -> list[str]:
+    missing = [c for c in _REQUIRED if c not in cells]
+    if missing:
+        raise InputError(place, f"header lacks column(s) {', '.join(missing)}")
+    return cells
+
+
+def _number(row: dict[str, str], column: str, place: str) -> int | None:
+    value = row[column]
+    if value == _NONE:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise InputError(place, f"{column}: expected a number or '-', got {value!r}") from None
+    if number < 0:
+        raise InputError(place, f"{column}: must not be negative, got {number}")
+    return number
+
+
+def _read_row(row: dict[str, str], groups: dict[str, _GroupRows], place: str) -> None:
+    topic = row["TOPIC"]
+    partition = _number(row, "PARTITION", place)
+    if partition is None:
+        raise InputError(place, "PARTITION: expected a number, got '-'")
+    committed = _number(row, "CURRENT-OFFSET", place)
+    end = _number(row, "LOG-END-OFFSET", place)
+    lag = _number(row, "LAG", place)
+    if committed is not None and lag is not None:
+        p = Partition(topic, partition, lag=lag)
+    elif end is not None:
+        p = Partition(topic, partition, offsets=Offsets(0, end, committed))
+    else:
+        p = Partition(topic, partition, lag=lag or 0)
+    rows = groups.setdefault(row["GROUP"], _GroupRows())
+    if any(q.partition == partition for q in rows.partitions.get(topic, ())):
+        raise InputError(place, f"{topic}-{partition} listed twice for group {row['GROUP']}")
+    rows.partitions.setdefault(topic, []).append(p)
+    owner = next((row[c] for c in _OWNER_COLUMNS if c in row), _NONE)
+    if owner != _NONE:
+        rows.owned.setdefault(owner, []).append(p.tp)
+
+
+def _build(name: str, rows: _GroupRows, auto_offset_reset: str) -> Group:
+    topics = [
+        Topic(t, tuple(sorted(ps, key=lambda p: p.partition))) for t, ps in rows.partitions.items()
+    ]
+    every_topic = frozenset(rows.partitions)
+    members = [
+        Member(mid, every_topic, owned=tuple(tps)) for mid, tps in sorted(rows.owned.items())
+    ]
+    return Group.of(topics, members, id=name, auto_offset_reset=auto_offset_reset)

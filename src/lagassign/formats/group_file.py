@@ -1,0 +1,197 @@
+"""The group file: one consumer group as JSON.
+
+::
+
+    {"group": "g", "auto_offset_reset": "earliest",
+     "topics": {"t0": {"partitions": [{"partition": 0, "lag": 100000},
+                                      {"partition": 1, "begin": 0, "end": 900,
+                                       "committed": null, "racks": ["a", "b"]}]},
+                "t1": {"partitions": 3}},
+     "members": [{"id": "C0", "topics": ["t0", "t1"], "instance_id": null, "rack": "a",
+                  "owned": [["t0", 0]], "generation": 4}]}
+
+``"partitions": N`` means partitions 0..N-1 with lag 0. A partition has a ``lag`` or offsets
+(``begin``, ``end``, ``committed``), optional replica ``racks`` and rates ``rate_in`` /
+``rate_out`` (messages per second). Only ``id`` and ``topics`` are required on a member.
+Unknown keys are errors, so a typo never silently changes a plan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lagassign.formats.errors import InputError
+from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
+
+_GROUP_KEYS = {"group", "auto_offset_reset", "topics", "members"}
+_PARTITION_KEYS = {"partition", "lag", "begin", "end", "committed", "racks", "rate_in", "rate_out"}
+_MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation"}
+
+
+def load_group(path: str | Path) -> Group:
+    """Read a group file. Raises :class:`InputError` naming the file and the key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
+    return parse_group(data, source=str(path))
+
+
+def parse_group(data: Any, source: str = "<group>") -> Group:
+    return _Reader(source).group(data)
+
+
+class _Reader:
+    """Walks the JSON document keeping the path, so each error names its key."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.path: list[str] = []
+
+    def fail(self, message: str, field: str = "") -> InputError:
+        where = ("".join(self.path) + (f".{field}" if field else "")).lstrip(".")
+        return InputError(f"{self.source}: {where}" if where else self.source, message)
+
+    @contextmanager
+    def at(self, key: str | int) -> Iterator[None]:
+        self.path.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        try:
+            yield
+        except ModelError as e:
+            # The model names the field inside the object being built here.
+            raise self.fail(e.message, e.where) from None
+        finally:
+            self.path.pop()
+
+    def expect(self, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise self.fail(f"expected {what}, got {json.dumps(value)}")
+        if not isinstance(value, kind):
+            raise self.fail(f"expected {what}, got {json.dumps(value)[:40]}")
+        return value
+
+    def keys(self, obj: dict[str, Any], allowed: set[str], required: set[str]) -> None:
+        for key in obj:
+            if key not in allowed:
+                with self.at(key):
+                    raise self.fail(f"unknown key (expected one of {', '.join(sorted(allowed))})")
+        for key in sorted(required - obj.keys()):
+            raise self.fail(f"missing key {key!r}")
+
+    def optional(
+        self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str
+    ) -> Any:
+        value = obj.get(key)
+        if value is None:
+            return None
+        with self.at(key):
+            return self.expect(value, kind, what)
+
+    def group(self, data: Any) -> Group:
+        obj = self.expect(data, dict, "a JSON object")
+        self.keys(obj, _GROUP_KEYS, {"topics", "members"})
+        group_id = self.optional(obj, "group", str, "a string") or Path(self.source).stem
+        reset = self.optional(obj, "auto_offset_reset", str, "a string")
+        with self.at("topics"):
+            topics_obj = self.expect(obj["topics"], dict, "an object of topics")
+            topics = {}
+            for name, spec in topics_obj.items():
+                with self.at(name):
+                    topics[name] = self.topic(name, spec)
+        with self.at("members"):
+            members_list = self.expect(obj["members"], list, "a list of members")
+            members = []
+            for i, spec in enumerate(members_list):
+                with self.at(i):
+                    members.append(self.member(spec))
+        try:
+            return Group(group_id, topics, tuple(members), reset or DEFAULT_AUTO_OFFSET_RESET)
+        except ModelError as e:
+            raise self.fail(e.message, e.where) from None
+
+    def topic(self, name: str, spec: Any) -> Topic:
+        obj = self.expect(spec, dict, 'an object with "partitions"')
+        self.keys(obj, {"partitions"}, {"partitions"})
+        with self.at("partitions"):
+            parts = self.expect(obj["partitions"], (int, list), "a count or a list of partitions")
+            if isinstance(parts, int):
+                if parts < 0:
+                    raise self.fail(f"partition count must not be negative, got {parts}")
+                return Topic.of(name, parts)
+            partitions = []
+            for i, p in enumerate(parts):
+                with self.at(i):
+                    partitions.append(self.partition(name, p))
+        # Outside "partitions": the model names the place as partitions[i] itself.
+        return Topic(name, tuple(partitions))
+
+    def partition(self, topic: str, spec: Any) -> Partition:
+        obj = self.expect(spec, dict, "a partition object")
+        self.keys(obj, _PARTITION_KEYS, {"partition"})
+        with self.at("partition"):
+            number = self.expect(obj["partition"], int, "an integer")
+        lag = self.optional(obj, "lag", int, "an integer")
+        offsets = None
+        if any(k in obj for k in ("begin", "end", "committed")):
+            for key in ("begin", "end"):
+                if key not in obj:
+                    raise self.fail(f"missing key {key!r} (offsets need begin and end)")
+            offsets = self._offsets(obj)
+        racks = self.optional(obj, "racks", list, "a list of rack ids") or []
+        with self.at("racks"):
+            for i, rack in enumerate(racks):
+                with self.at(i):
+                    self.expect(rack, str, "a string")
+        rates = {
+            k: self.optional(obj, k, (int, float), "a number") for k in ("rate_in", "rate_out")
+        }
+        return Partition(topic, number, lag=lag, offsets=offsets, racks=frozenset(racks), **rates)
+
+    def _offsets(self, obj: dict[str, Any]) -> Offsets:
+        begin = self.optional(obj, "begin", int, "an integer")
+        end = self.optional(obj, "end", int, "an integer")
+        committed = self.optional(obj, "committed", int, "an integer or null")
+        return Offsets(begin, end, committed)
+
+    def member(self, spec: Any) -> Member:
+        obj = self.expect(spec, dict, "a member object")
+        self.keys(obj, _MEMBER_KEYS, {"id", "topics"})
+        with self.at("id"):
+            member_id = self.expect(obj["id"], str, "a string")
+        with self.at("topics"):
+            topics = self.expect(obj["topics"], list, "a list of topic names")
+            for i, t in enumerate(topics):
+                with self.at(i):
+                    self.expect(t, str, "a topic name")
+        owned = []
+        with self.at("owned"):
+            for i, pair in enumerate(self.expect(obj.get("owned") or [], list, "a list")):
+                with self.at(i):
+                    ok = (
+                        isinstance(pair, list)
+                        and len(pair) == 2
+                        and isinstance(pair[0], str)
+                        and isinstance(pair[1], int)
+                        and not isinstance(pair[1], bool)
+                    )
+                    if not ok:
+                        raise self.fail(f'expected ["topic", partition], got {json.dumps(pair)}')
+                    owned.append(TopicPartition(pair[0], pair[1]))
+        return Member(
+            id=member_id,
+            topics=frozenset(topics),
+            instance_id=self.optional(obj, "instance_id", str, "a string or null"),
+            rack=self.optional(obj, "rack", str, "a string or null"),
+            owned=tuple(owned),
+            generation=self.optional(obj, "generation", int, "an integer or null"),
+        )

@@ -1,0 +1,1 @@
+"""Output edge: tables for terminals, JSON for machines, charts for people."""

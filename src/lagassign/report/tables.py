@@ -1,0 +1,79 @@
+"""Rich tables of assignments and plans."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from lagassign.metrics import AssignmentMetrics
+from lagassign.model import Assignment
+from lagassign.plan import GroupPlans, Plan
+
+
+def _fmt_partitions(assignment: Assignment, member_id: str, limit: int = 12) -> str:
+    tps = assignment[member_id]
+    shown = ", ".join(str(tp) for tp in tps[:limit])
+    return shown + (f", … (+{len(tps) - limit})" if len(tps) > limit else "")
+
+
+def assignment_table(plan: Plan) -> Table:
+    table = Table(title=f"{plan.strategy}", title_justify="left")
+    table.add_column("member")
+    table.add_column("partitions", justify="right")
+    table.add_column("lag", justify="right")
+    table.add_column("assigned")
+    for load in plan.metrics.members:
+        table.add_row(
+            load.member_id,
+            str(load.partitions),
+            f"{load.lag:,}",
+            _fmt_partitions(plan.assignment, load.member_id),
+        )
+    return table
+
+
+def summary_row(m: AssignmentMetrics) -> list[str]:
+    return [
+        f"{m.max_member_lag:,}",
+        f"{m.mean_member_lag:,.0f}",
+        f"{m.imbalance:.3f}",
+        str(m.count_spread),
+        str(m.moves),
+    ]
+
+
+def plan_summary_table(gp: GroupPlans) -> Table:
+    first = gp.plans[0].metrics if gp.plans else None
+    lower = f"{first.lower_bound:,.0f}" if first else "-"
+    total = f"{first.total_lag:,}" if first else "-"
+    table = Table(
+        title=f"group {gp.group.id}: {len(gp.group.members)} members, "
+        f"{len(gp.lags)} partitions, total lag {total}, lower bound {lower}",
+        title_justify="left",
+    )
+    for name, justify in [
+        ("strategy", "left"),
+        ("largest member lag", "right"),
+        ("mean", "right"),
+        ("÷ lower bound", "right"),
+        ("count spread", "right"),
+        ("moves", "right"),
+    ]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    rows = ([gp.current] if gp.current else []) + list(gp.plans)
+    for plan in rows:
+        table.add_row(plan.strategy, *summary_row(plan.metrics))
+    return table
+
+
+def plan_members_table(gp: GroupPlans) -> Table:
+    """Per member, partitions / lag under each strategy, side by side."""
+    rows = ([gp.current] if gp.current else []) + list(gp.plans)
+    table = Table(title=f"group {gp.group.id}: partitions / lag per member", title_justify="left")
+    table.add_column("member")
+    for plan in rows:
+        table.add_column(plan.strategy, justify="right")
+    loads = [{m.member_id: m for m in plan.metrics.members} for plan in rows]
+    for member in gp.group.members:
+        cells = [f"{by_id[member.id].partitions} / {by_id[member.id].lag:,}" for by_id in loads]
+        table.add_row(member.id, *cells)
+    return table

@@ -1,0 +1,149 @@
+"""The `lagassign` command as a user runs it: a real process, its output and exit status."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_formats import ISSUE_2_GROUP
+
+
+def lagassign(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lagassign.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def group_file(tmp_path: Path):
+    def write(data: object, name: str = "group.json") -> str:
+        path = tmp_path / name
+        path.write_text(data if isinstance(data, str) else json.dumps(data))
+        return str(path)
+
+    return write
+
+
+def test_assign_json_seed_000(group_file):
+    path = group_file(
+        {
+            "group": "g",
+            "topics": {
+                "t0": {
+                    "partitions": [
+                        {"partition": 0, "lag": 100000},
+                        {"partition": 1, "lag": 50000},
+                        {"partition": 2, "lag": 60000},
+                    ]
+                }
+            },
+            "members": [{"id": "C0", "topics": ["t0"]}, {"id": "C1", "topics": ["t0"]}],
+        }
+    )
+    out = lagassign("assign", "--strategy", "lag", "--input", path, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "strategy": "lag",
+        "assignment": {"C0": [["t0", 0]], "C1": [["t0", 2], ["t0", 1]]},
+        "member_lag": {"C0": 100000, "C1": 110000},
+    }
+
+
+def test_assign_lists_every_member(group_file):
+    data = json.loads(json.dumps(ISSUE_2_GROUP))
+    data["members"].append({"id": "idle", "topics": []})
+    out = lagassign("assign", "--strategy", "lag", "--input", group_file(data), "--format", "json")
+    result = json.loads(out.stdout)
+    assert result["assignment"]["idle"] == [] and result["member_lag"]["idle"] == 0
+    assert result["member_lag"]["C0"] == 100000 + 900
+
+
+def test_assign_table(group_file):
+    out = lagassign("assign", "--strategy", "fair", "--input", group_file(ISSUE_2_GROUP))
+    assert out.returncode == 0 and "C0" in out.stdout and "100,900" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "data", "fragment"),
+    [
+        (["--strategy", "nope"], ISSUE_2_GROUP, "unknown strategy 'nope'"),
+        (["--strategy", "lag"], '{"topics": ', "group.json:1:12: invalid JSON"),
+        (
+            ["--strategy", "lag"],
+            {**ISSUE_2_GROUP, "members": [{"id": "a", "topics": ["zz"]}]},
+            "members[0].topics: unknown topic 'zz'",
+        ),
+        (
+            ["--strategy", "lag"],
+            {**ISSUE_2_GROUP, "members": [{"id": "a", "topics": []}, {"id": "a", "topics": []}]},
+            "members[1].id: duplicate member id 'a'",
+        ),
+        (
+            ["--strategy", "lag"],
+            {
+                **ISSUE_2_GROUP,
+                "topics": {"t": {"partitions": [{"partition": 0, "begin": 5, "end": 1}]}},
+                "members": [],
+            },
+            "topics.t.partitions[0].end: end offset 1 is below begin offset 5",
+        ),
+        (
+            ["--strategy", "lag"],
+            {
+                **ISSUE_2_GROUP,
+                "topics": {"t": {"partitions": [{"partition": 0, "lag": -4}]}},
+                "members": [],
+            },
+            "topics.t.partitions[0].lag: lag must not be negative",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_traceback(group_file, args, data, fragment):
+    out = lagassign("assign", *args, "--input", group_file(data))
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in out.stderr
+
+
+def test_missing_input_file_is_exit_2():
+    out = lagassign("assign", "--strategy", "lag", "--input", "/nonexistent/g.json")
+    assert out.returncode == 2 and "/nonexistent/g.json: cannot read" in out.stderr
+
+
+def test_plan_sample_with_plot(tmp_path):
+    png = tmp_path / "plan.png"
+    out = lagassign("plan", "--sample", "--plot", str(png))
+    assert out.returncode == 0, out.stderr
+    for name in ("current", "range", "roundrobin", "sticky", "cooperative-sticky", "fair", "lag"):
+        assert name in out.stdout
+    assert "test-group02" in out.stdout and "test-group03" in out.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plan_json_from_describe_file(tmp_path):
+    from tests.test_formats import SEED_002_GROUP03
+
+    dump = tmp_path / "describe.txt"
+    dump.write_text(SEED_002_GROUP03)
+    out = lagassign(
+        "plan", "--describe-file", str(dump), "--strategies", "lag,range", "--format", "json"
+    )
+    (group,) = json.loads(out.stdout)
+    assert [p["strategy"] for p in group["plans"]] == ["current", "lag", "range"]
+    current = group["plans"][0]
+    assert current["moves"] == 0 and current["max_member_lag"] == 6168
+    assert all(p["max_member_lag"] >= p["lower_bound"] for p in group["plans"])
+
+
+def test_plan_unknown_group_and_strategy_are_exit_2():
+    assert lagassign("plan", "--sample", "--group", "zz").returncode == 2
+    out = lagassign("plan", "--sample", "--strategies", "lag,zz")
+    assert out.returncode == 2 and "--strategies: unknown strategy 'zz'" in out.stderr
+
+
+def test_unwritable_plot_is_exit_2():
+    out = lagassign("plan", "--sample", "--plot", "/nonexistent/dir/p.png")
+    assert out.returncode == 2 and "--plot: cannot write" in out.stderr
