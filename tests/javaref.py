@@ -1,0 +1,186 @@
+"""Kafka's own assignors as a reference: runs ``tests/java/AssignorHarness.java`` on our groups.
+
+``java_assign(strategy, groups)`` starts one JVM for any number of groups and returns Kafka's
+assignments as our :class:`Assignment` (members in group order, partitions in the order Kafka
+listed them). The jars come from ``tests/java/pom.xml`` into ``.cache/java-reference/lib``;
+:func:`ensure_jars` fetches them with Maven when they are missing, so a clean clone works.
+
+When Java or Maven is missing, :class:`JavaReferenceUnavailable` is raised: the differential
+tests turn it into a failure rather than a skip, so that a CI run without Java is not green.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from urllib.parse import quote, unquote_plus
+
+from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+
+ROOT = Path(__file__).resolve().parents[1]
+POM = ROOT / "tests" / "java" / "pom.xml"
+HARNESS = ROOT / "tests" / "java" / "AssignorHarness.java"
+LIB = ROOT / ".cache" / "java-reference" / "lib"
+STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
+_ABSENT = "!"
+
+
+class JavaReferenceUnavailable(RuntimeError):
+    """Java, Maven or the kafka-clients jars cannot be had on this machine."""
+
+
+class JavaAssignorError(RuntimeError):
+    """Kafka's assignor threw on a group; ``index`` is the group's position in the batch."""
+
+    def __init__(self, index: int, trace: str) -> None:
+        super().__init__(f"group {index}: Kafka's assignor failed:\n{trace}")
+        self.index = index
+        self.trace = trace
+
+
+def mvn_copy_command(lib: Path = LIB) -> list[str]:
+    """The one Maven call that puts the reference jars into ``lib`` (also used by CI set-up)."""
+    return [
+        "mvn", "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
+        "-DincludeScope=runtime", f"-DoutputDirectory={lib}",
+    ]
+
+
+def _have_jars() -> bool:
+    return any(LIB.glob("kafka-clients-*.jar"))
+
+
+def ensure_jars() -> Path:
+    """Make sure Java and the jars are there, fetching the jars with Maven if needed."""
+    if shutil.which("java") is None:
+        raise JavaReferenceUnavailable("`java` (17 or newer) is not on PATH")
+    if not _have_jars():
+        if shutil.which("mvn") is None:
+            raise JavaReferenceUnavailable(
+                f"the kafka-clients jars are not in {LIB} and `mvn` is not on PATH to fetch them"
+            )
+        done = subprocess.run(mvn_copy_command(), capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not _have_jars():
+            raise JavaReferenceUnavailable(
+                f"fetching the kafka-clients jars failed:\n{done.stdout}\n{done.stderr}"
+            )
+    return LIB
+
+
+def kafka_clients_version() -> str:
+    """The kafka-clients version the harness runs, read from the jar's name."""
+    jar = next(LIB.glob("kafka-clients-*.jar"))
+    return jar.stem.removeprefix("kafka-clients-")
+
+
+# -- encoding ------------------------------------------------------------------------------------
+
+def _text(value: str) -> str:
+    # quote() with nothing safe leaves no TAB, comma, colon or "!" in the field
+    return quote(value, safe="")
+
+
+def _optional(value: str | int | None) -> str:
+    if value is None:
+        return _ABSENT
+    return str(value) if isinstance(value, int) else _text(value)
+
+
+def _tps(tps: Sequence[TopicPartition]) -> str:
+    return ",".join(f"{_text(tp.topic)}:{tp.partition}" for tp in tps)
+
+
+def _member_line(m: Member) -> str:
+    # Subscribed topics in Java String order: RangeAssignor (ours and Kafka's) sees them so.
+    topics = ",".join(_text(t) for t in sorted(m.topics, key=java_order))
+    fields = ["member", _text(m.id), _optional(m.instance_id), _optional(m.rack),
+              _optional(m.generation), topics, _tps(m.owned)]
+    return "\t".join(fields)
+
+
+def encode(strategy: str, groups: Sequence[Group]) -> str:
+    """The harness input for ``groups`` (format documented in AssignorHarness.java)."""
+    lines: list[str] = []
+    for group in groups:
+        lines.append(f"group\t{strategy}")
+        for p in group.partitions():
+            racks = ",".join(_text(r) for r in sorted(p.racks))
+            lines.append(f"partition\t{_text(p.topic)}\t{p.partition}\t{racks}")
+        lines.extend(_member_line(m) for m in group.members)
+        lines.append("end")
+    return "\n".join(lines) + "\n"
+
+
+# -- decoding ------------------------------------------------------------------------------------
+
+def _parse_tps(field: str) -> tuple[TopicPartition, ...]:
+    if not field:
+        return ()
+    result = []
+    for item in field.split(","):
+        topic, _, number = item.rpartition(":")
+        result.append(TopicPartition(unquote_plus(topic), int(number)))
+    return tuple(result)
+
+
+def _records(output: str) -> Iterator[list[str]]:
+    for line in output.splitlines():
+        if line:
+            yield line.split("\t")
+
+
+def decode(output: str, groups: Sequence[Group]) -> list[Assignment | JavaAssignorError]:
+    """Parse the harness output: one Assignment per group, or the error Kafka's assignor threw."""
+    results: list[Assignment | JavaAssignorError] = []
+    assigned: dict[str, tuple[TopicPartition, ...]] = {}
+    error: JavaAssignorError | None = None
+    for fields in _records(output):
+        kind = fields[0]
+        if kind == "group":
+            assigned, error = {}, None
+        elif kind == "member":
+            assigned[unquote_plus(fields[1])] = _parse_tps(fields[2])
+        elif kind == "error":
+            error = JavaAssignorError(len(results), unquote_plus(fields[1]))
+        elif kind == "end":
+            group = groups[len(results)]
+            results.append(error or Assignment.build(group.members, assigned))
+        else:
+            raise ValueError(f"unexpected harness output record {fields!r}")
+    if len(results) != len(groups):
+        raise ValueError(f"harness answered {len(results)} of {len(groups)} groups")
+    return results
+
+
+# -- running -------------------------------------------------------------------------------------
+
+def run_harness(strategy: str, groups: Sequence[Group]) -> list[Assignment | JavaAssignorError]:
+    """Kafka's answer for every group, keeping per-group failures as values."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"Kafka has no assignor {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if not groups:
+        return []
+    return decode(run_raw(encode(strategy, groups)), groups)
+
+
+def run_raw(harness_input: str) -> str:
+    """Run the harness once on input in its line format and return what it printed."""
+    lib = ensure_jars()
+    done = subprocess.run(
+        ["java", "-cp", f"{lib}/*", str(HARNESS)],
+        input=harness_input, capture_output=True, text=True, encoding="utf-8", check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the Java harness failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
+
+
+def java_assign(strategy_name: str, groups: list[Group]) -> list[Assignment]:
+    """Kafka's assignment of every group; raises :class:`JavaAssignorError` if one failed."""
+    results = run_harness(strategy_name, groups)
+    for result in results:
+        if isinstance(result, JavaAssignorError):
+            raise result
+    return [r for r in results if isinstance(r, Assignment)]

@@ -1,0 +1,621 @@
+"""Reference cases for the ``range`` and ``roundrobin`` strategies.
+
+Each test names its source: the seed documents (shared/seeds: 002 the assignor article, 003 KIP-49,
+004 Kafka's RangeAssignor javadoc), Kafka's javadoc, or a test of Kafka's RangeAssignorTest /
+RoundRobinAssignorTest (kafka-clients 4.x), whose expectations are restated here as data.
+Partition order within a member is Kafka's: per topic in Kafka's HashMap order for plain range
+(t4 before t0..t3, T4 and T5 before T1..T3), sorted for rack-aware range, walk order for
+roundrobin. tests/test_differential_java.py checks the same against Kafka's jar on random groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from lagassign.model import Assignment, Group, Member, Partition, Topic, TopicPartition
+from lagassign.strategies.base import Strategy
+from lagassign.strategies.range import (
+    RangeAssignor,
+    java_hash_order,
+    java_string_hash,
+    kafka_member_order,
+)
+from lagassign.strategies.roundrobin import RoundRobinAssignor
+
+RANGE = RangeAssignor()
+ROUNDROBIN = RoundRobinAssignor()
+
+
+def tp(spec: str) -> TopicPartition:
+    topic, _, number = spec.rpartition("-")
+    return TopicPartition(topic, int(number))
+
+
+def listed(*specs: str) -> tuple[TopicPartition, ...]:
+    return tuple(tp(s) for s in specs)
+
+
+def make_group(
+    partitions: Mapping[str, int],
+    subscriptions: Mapping[str, Sequence[str]],
+    *,
+    instances: Mapping[str, str] | None = None,
+) -> Group:
+    instances = instances or {}
+    return Group.of(
+        [Topic.of(name, count) for name, count in partitions.items()],
+        [Member(mid, frozenset(ts), instance_id=instances.get(mid)) for mid, ts in subscriptions.items()],
+    )
+
+
+def as_strings(assignment: Assignment) -> dict[str, list[str]]:
+    return {mid: [str(p) for p in ps] for mid, ps in assignment.partitions.items()}
+
+
+# -- Java behaviour the strategies rely on ---------------------------------------------------------
+
+def test_java_string_hash_matches_string_hashcode() -> None:
+    # Values of String.hashCode(): "Aa" and "BB" are the classic collision; U+1F600 is two
+    # UTF-16 code units (0xD83D, 0xDE00), which is what Java hashes.
+    assert java_string_hash("hello") == 99162322
+    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
+    assert java_string_hash("\U0001F600") == 0xD83D * 31 + 0xDE00
+    assert java_string_hash("") == 0
+
+
+def test_java_hash_order_of_short_topic_names() -> None:
+    # "t4" hashes to bucket 0 of a 16-slot table, "t0".."t3" to buckets 12..15.
+    assert java_hash_order(["t0", "t1", "t2", "t3", "t4"]) == ["t4", "t0", "t1", "t2", "t3"]
+    assert java_hash_order(["T1", "T2", "T3", "T4", "T5"]) == ["T4", "T5", "T1", "T2", "T3"]
+    # colliding keys keep their insertion order
+    assert java_hash_order(["BB", "Aa"]) == ["BB", "Aa"]
+
+
+def test_member_order_is_memberinfo_compareto() -> None:
+    """AbstractPartitionAssignorTest.testMemberInfoSortingSomeGroupInstanceId: static members
+    first by instance id, then dynamic ones by member id."""
+    members = [Member("a", frozenset()), Member("b", frozenset(), instance_id="y"),
+               Member("c", frozenset(), instance_id="x")]
+    assert [m.id for m in kafka_member_order(members)] == ["c", "b", "a"]
+
+
+def test_member_order_uses_utf16_order() -> None:
+    # U+FF61 sorts after U+1F600 in code points but before it in UTF-16 code units (0xD83D).
+    members = [Member("\U0001F600", frozenset()), Member("\uff61", frozenset())]
+    assert [m.id for m in kafka_member_order(members)] == ["\U0001F600", "\uff61"]
+
+
+# -- range: seeds --------------------------------------------------------------------------------
+
+def test_range_seed_004_example() -> None:
+    """Seed 004 (RangeAssignor javadoc): C0 and C1, t0 and t1 of three partitions each."""
+    group = make_group({"t0": 3, "t1": 3}, {"C0": ["t0", "t1"], "C1": ["t0", "t1"]})
+    assert RANGE.assign(group).partitions == {
+        "C0": listed("t0-0", "t0-1", "t1-0", "t1-1"),
+        "C1": listed("t0-2", "t1-2"),
+    }
+
+
+def test_range_seed_004_new_member_ids_reshuffle_dynamic_members() -> None:
+    """Seed 004: after a rolling bounce C0 -> C3 and C1 -> C2, C2 now sorts first."""
+    group = make_group({"t0": 3, "t1": 3}, {"C3": ["t0", "t1"], "C2": ["t0", "t1"]})
+    assert RANGE.assign(group).partitions == {
+        "C3": listed("t0-2", "t1-2"),
+        "C2": listed("t0-0", "t0-1", "t1-0", "t1-1"),
+    }
+
+
+def test_range_seed_004_static_membership() -> None:
+    """Seed 004: instance ids I0/I1 on member ids C3/C2; I0 keeps the first ranges."""
+    group = make_group(
+        {"t0": 3, "t1": 3}, {"C3": ["t0", "t1"], "C2": ["t0", "t1"]},
+        instances={"C3": "I0", "C2": "I1"},
+    )
+    assert RANGE.assign(group).partitions == {
+        "C3": listed("t0-0", "t0-1", "t1-0", "t1-1"),
+        "C2": listed("t0-2", "t1-2"),
+    }
+
+
+def test_range_kip_49_table_seed_003() -> None:
+    """Seed 003 (KIP-49), the Range table. Kafka 4.x gives the same partitions as the table;
+    it lists them in its HashMap order of topics (T4, T5, T1, T2, T3), the table by name."""
+    group = make_group(
+        {"T1": 2, "T2": 1, "T3": 2, "T4": 1, "T5": 2},
+        {"C1": ["T1", "T2", "T3", "T4", "T5"], "C2": ["T1", "T3", "T5"],
+         "C3": ["T1", "T3", "T5"], "C4": ["T1", "T2", "T3", "T4", "T5"]},
+    )
+    result = RANGE.assign(group)
+    assert result.partitions == {
+        "C1": listed("T4-0", "T5-0", "T1-0", "T2-0", "T3-0"),
+        "C2": listed("T5-1", "T1-1", "T3-1"),
+        "C3": (),
+        "C4": (),
+    }
+    assert sorted(result["C1"]) == list(listed("T1-0", "T2-0", "T3-0", "T4-0", "T5-0"))
+
+
+def test_range_seed_002_two_consumers() -> None:
+    """Seed 002: consumer1 and consumer2 on topic1 and topic2 of three partitions each."""
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {"consumer1": ["topic1", "topic2"], "consumer2": ["topic1", "topic2"]},
+    )
+    assert RANGE.assign(group).partitions == {
+        "consumer1": listed("topic1-0", "topic1-1", "topic2-0", "topic2-1"),
+        "consumer2": listed("topic1-2", "topic2-2"),
+    }
+
+
+def test_range_seed_002_after_consumer3_joins_follows_kafka_not_the_article() -> None:
+    """Seed 002 shows consumer2 [topic1p2, topic2p2] and consumer3 [topic1p1, topic2p1] after
+    consumer3 joins; that listing is illustrative. Kafka hands out ranges in member order."""
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {m: ["topic1", "topic2"] for m in ("consumer1", "consumer2", "consumer3")},
+    )
+    assert RANGE.assign(group).partitions == {
+        "consumer1": listed("topic1-0", "topic2-0"),
+        "consumer2": listed("topic1-1", "topic2-1"),
+        "consumer3": listed("topic1-2", "topic2-2"),
+    }
+
+
+def test_range_lists_topics_in_kafka_hashmap_order() -> None:
+    # Kafka walks its HashMap of topics, where t4 comes before t0 (checked against the jar in
+    # tests/test_differential_java.py).
+    group = make_group({"t0": 1, "t4": 1}, {"C0": ["t0", "t4"]})
+    assert RANGE.assign(group)["C0"] == listed("t4-0", "t0-0")
+
+
+# -- range: RangeAssignorTest ----------------------------------------------------------------------
+
+def test_range_one_consumer_no_topic() -> None:
+    """RangeAssignorTest.testOneConsumerNoTopic"""
+    group = make_group({}, {"consumer1": []})
+    assert RANGE.assign(group).partitions == {"consumer1": ()}
+
+
+def test_range_only_assigns_partitions_from_subscribed_topics() -> None:
+    """RangeAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics"""
+    group = make_group({"topic1": 3, "other": 3}, {"consumer1": ["topic1"]})
+    assert RANGE.assign(group)["consumer1"] == listed("topic1-0", "topic1-1", "topic1-2")
+
+
+def test_range_one_consumer_multiple_topics() -> None:
+    """RangeAssignorTest.testOneConsumerMultipleTopics"""
+    group = make_group({"topic1": 1, "topic2": 2}, {"consumer1": ["topic1", "topic2"]})
+    assert RANGE.assign(group)["consumer1"] == listed("topic1-0", "topic2-0", "topic2-1")
+
+
+@pytest.mark.parametrize(("count", "expected1", "expected2"), [
+    (1, listed("topic1-0"), ()),
+    (2, listed("topic1-0"), listed("topic1-1")),
+])
+def test_range_two_consumers_one_topic(
+    count: int, expected1: tuple[TopicPartition, ...], expected2: tuple[TopicPartition, ...]
+) -> None:
+    """RangeAssignorTest.testTwoConsumersOneTopicOnePartition / ...TwoPartitions"""
+    group = make_group({"topic1": count}, {"consumer1": ["topic1"], "consumer2": ["topic1"]})
+    assert RANGE.assign(group).partitions == {"consumer1": expected1, "consumer2": expected2}
+
+
+def test_range_multiple_consumers_mixed_topics() -> None:
+    """RangeAssignorTest.testMultipleConsumersMixedTopics"""
+    group = make_group(
+        {"topic1": 3, "topic2": 2},
+        {"consumer1": ["topic1"], "consumer2": ["topic1", "topic2"], "consumer3": ["topic1"]},
+    )
+    assert RANGE.assign(group).partitions == {
+        "consumer1": listed("topic1-0"),
+        "consumer2": listed("topic1-1", "topic2-0", "topic2-1"),
+        "consumer3": listed("topic1-2"),
+    }
+
+
+@pytest.mark.parametrize("high_is_static", [True, False])
+def test_range_static_consumer_wins_over_member_id(high_is_static: bool) -> None:
+    """RangeAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions and
+    testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions: consumer-b sorts first
+    by its instance id although consumer-a < consumer-b."""
+    instances = {"consumer-b": "instance1"}
+    if high_is_static:
+        instances["consumer-a"] = "instance2"
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {"consumer-b": ["topic1", "topic2"], "consumer-a": ["topic1", "topic2"]},
+        instances=instances,
+    )
+    assert RANGE.assign(group).partitions == {
+        "consumer-b": listed("topic1-0", "topic1-1", "topic2-0", "topic2-1"),
+        "consumer-a": listed("topic1-2", "topic2-2"),
+    }
+
+
+@pytest.mark.parametrize("dynamic", ["consumer4", "consumer5"])
+def test_range_static_member_assignment_persistent(dynamic: str) -> None:
+    """RangeAssignorTest.testStaticMemberRangeAssignmentPersistent: three static members keep
+    their ranges when the dynamic member is replaced."""
+    subscribed = ["topic1", "topic2"]
+    group = make_group(
+        {"topic1": 5, "topic2": 4},
+        {"consumer1": subscribed, "consumer2": subscribed, "consumer3": subscribed,
+         dynamic: subscribed},
+        instances={"consumer1": "instance1", "consumer2": "instance2", "consumer3": "instance3"},
+    )
+    assert RANGE.assign(group).partitions == {
+        "consumer1": listed("topic1-0", "topic1-1", "topic2-0"),
+        "consumer2": listed("topic1-2", "topic2-1"),
+        "consumer3": listed("topic1-3", "topic2-2"),
+        dynamic: listed("topic1-4", "topic2-3"),
+    }
+
+
+# -- range, rack-aware: RangeAssignorTest ----------------------------------------------------------
+
+RACKS = ("a", "b", "c", "d", "e", "f")
+
+
+def racks(n: int) -> list[str | None]:
+    return [RACKS[i % len(RACKS)] for i in range(n)]
+
+
+def no_racks(n: int) -> list[str | None]:
+    return [None] * n
+
+
+def kafka_rack_group(
+    topics: Mapping[str, int],
+    replication: int,
+    broker_racks: Sequence[str | None],
+    consumer_racks: Sequence[str | None],
+    consumer_topics: Sequence[Sequence[str]],
+) -> Group:
+    """The cluster of Kafka's rack tests (AbstractPartitionAssignorTest.verifyRackAssignment):
+    brokers 0..n-1 on ``broker_racks``; replica j of partition i of a topic is on broker
+    (i + j + first) % n, where ``first`` counts the partitions of the topics listed before it.
+    Consumers are consumer0, consumer1, ..."""
+    built, first = [], 0
+    for name, count in topics.items():
+        parts = []
+        for i in range(count):
+            on = {broker_racks[(i + j + first) % len(broker_racks)] for j in range(replication)}
+            parts.append(Partition(name, i, lag=0, racks=frozenset(r for r in on if r is not None)))
+        built.append(Topic(name, tuple(parts)))
+        first += count
+    members = [
+        Member(f"consumer{i}", frozenset(ts), rack=rack)
+        for i, (ts, rack) in enumerate(zip(consumer_topics, consumer_racks, strict=True))
+    ]
+    return Group.of(built, members)
+
+
+def sorted_strings(assignment: Assignment) -> list[str]:
+    """Kafka's rack tests compare each member's partitions as sorted, comma-joined strings."""
+    return [", ".join(sorted(str(p) for p in ps)) for ps in assignment.partitions.values()]
+
+
+def non_rack_aware_configs() -> list[tuple[int, list[str | None], list[str | None]]]:
+    """RangeAssignorTest.verifyNonRackAwareAssignment, without the preferRackAwareLogic switch
+    that only Kafka's tests can set: (replication, broker racks, consumer racks)."""
+    return [
+        (3, no_racks(3), racks(3)),
+        (3, racks(3), no_racks(3)),
+        (3, racks(3), racks(3)),
+        (4, racks(4), racks(3)),
+        (3, racks(3), ["d", "e", "f"]),
+        (3, racks(3), [None, "e", "f"]),
+    ]
+
+
+T_6_7_2 = {"t1": 6, "t2": 7, "t3": 2}
+T_5_5_5 = {"t1": 5, "t2": 5, "t3": 5}
+ALL3 = ["t1", "t2", "t3"]
+
+RACK_CASES: list[tuple[str, dict[str, int], list[list[str]], int, list[str | None],
+                       list[str | None], list[str]]] = []
+
+
+def _rack_cases(name: str, topics: dict[str, int], consumer_topics: list[list[str]],
+                non_rack_aware: list[str],
+                rack_aware: list[tuple[int, list[str | None], list[str | None], list[str]]]) -> None:
+    for i, (rf, brokers, consumers) in enumerate(non_rack_aware_configs()):
+        RACK_CASES.append((f"{name}-plain{i}", topics, consumer_topics, rf, brokers, consumers,
+                           non_rack_aware))
+    for i, (rf, brokers, consumers, expected) in enumerate(rack_aware):
+        RACK_CASES.append((f"{name}-racks{i}", topics, consumer_topics, rf, brokers, consumers,
+                           expected))
+
+
+_rack_cases(
+    "testRackAwareAssignmentWithUniformSubscription", T_6_7_2, [ALL3, ALL3, ALL3],
+    ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0", "t1-2, t1-3, t2-3, t2-4, t3-1",
+     "t1-4, t1-5, t2-5, t2-6"],
+    [
+        (1, racks(3), racks(3), ["t1-0, t1-3, t2-0, t2-3, t2-6", "t1-1, t1-4, t2-1, t2-4, t3-0",
+                                 "t1-2, t1-5, t2-2, t2-5, t3-1"]),
+        (2, racks(3), racks(3), ["t1-0, t1-2, t2-0, t2-2, t2-3, t3-1",
+                                 "t1-1, t1-3, t2-1, t2-4, t3-0", "t1-4, t1-5, t2-5, t2-6"]),
+        (3, racks(2), racks(3), ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0",
+                                 "t1-2, t1-3, t2-3, t2-4, t3-1", "t1-4, t1-5, t2-5, t2-6"]),
+    ],
+)
+_rack_cases(
+    "testRackAwareAssignmentWithNonEqualSubscription", T_6_7_2, [ALL3, ALL3, ["t1", "t3"]],
+    ["t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0", "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1",
+     "t1-4, t1-5"],
+    [
+        (1, racks(3), racks(3), ["t1-0, t1-3, t2-0, t2-2, t2-3, t2-6",
+                                 "t1-1, t1-4, t2-1, t2-4, t2-5, t3-0", "t1-2, t1-5, t3-1"]),
+        (2, racks(3), racks(3), ["t1-0, t1-2, t2-0, t2-2, t2-3, t2-5, t3-1",
+                                 "t1-1, t1-3, t2-1, t2-4, t2-6, t3-0", "t1-4, t1-5"]),
+        (3, racks(2), racks(3), ["t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0",
+                                 "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1", "t1-4, t1-5"]),
+    ],
+)
+_UNIFORM = ["t1-0, t1-1, t2-0, t2-1, t3-0, t3-1", "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3",
+            "t1-4, t2-4, t3-4"]
+_rack_cases(
+    # co-partitioning wins over rack alignment
+    "testRackAwareAssignmentWithUniformPartitions", T_5_5_5, [ALL3, ALL3, ALL3], _UNIFORM,
+    [(1, racks(3), racks(3), _UNIFORM), (2, racks(3), racks(3), _UNIFORM),
+     (3, racks(2), racks(3), _UNIFORM)],
+)
+_rack_cases(
+    "testRackAwareAssignmentWithUniformPartitionsNonEqualSubscription", T_5_5_5,
+    [ALL3, ALL3, ["t1", "t3"]],
+    ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1", "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3",
+     "t1-4, t3-4"],
+    [
+        (1, racks(3), racks(3), ["t1-0, t1-1, t2-0, t2-1, t2-4, t3-0, t3-1",
+                                 "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3", "t1-4, t3-4"]),
+        (2, racks(3), racks(3), ["t1-2, t2-0, t2-1, t2-3, t3-2",
+                                 "t1-0, t1-3, t2-2, t2-4, t3-0, t3-3", "t1-1, t1-4, t3-1, t3-4"]),
+        (3, racks(2), racks(3), ["t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1",
+                                 "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3", "t1-4, t3-4"]),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("topics", "consumer_topics", "rf", "brokers", "consumers", "expected"),
+    [case[1:] for case in RACK_CASES], ids=[case[0] for case in RACK_CASES],
+)
+def test_range_rack_aware_kafka_cases(
+    topics: dict[str, int], consumer_topics: list[list[str]], rf: int,
+    brokers: list[str | None], consumers: list[str | None], expected: list[str],
+) -> None:
+    """RangeAssignorTest rack-aware tests, one parameter set per verifyRackAssignment call."""
+    group = kafka_rack_group(topics, rf, brokers, consumers, consumer_topics)
+    assert sorted_strings(RANGE.assign(group)) == expected
+
+
+T_CO = {"t1": 6, "t2": 6, "t3": 2, "t4": 2}
+PAIRS = [["t1", "t2"], ["t1", "t2"], ["t3", "t4"], ["t3", "t4"]]
+ALL4 = [["t1", "t2", "t3", "t4"]] * 4
+CO_RACKS: list[str | None] = ["a", "b", "b", "a"]
+PAIRS_PLAIN = ["t1-0, t1-1, t1-2, t2-0, t2-1, t2-2", "t1-3, t1-4, t1-5, t2-3, t2-4, t2-5",
+               "t3-0, t4-0", "t3-1, t4-1"]
+ALL4_PLAIN = ["t1-0, t1-1, t2-0, t2-1, t3-0, t4-0", "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1",
+              "t1-4, t2-4", "t1-5, t2-5"]
+
+
+@pytest.mark.parametrize(("consumer_topics", "rf", "brokers", "expected"), [
+    (PAIRS, 3, racks(2), PAIRS_PLAIN),
+    (PAIRS, 2, racks(2), PAIRS_PLAIN),
+    (PAIRS, 1, racks(2), ["t1-0, t1-2, t1-4, t2-0, t2-2, t2-4", "t1-1, t1-3, t1-5, t2-1, t2-3, t2-5",
+                          "t3-1, t4-1", "t3-0, t4-0"]),
+    (ALL4, 3, racks(2), ALL4_PLAIN),
+    (ALL4, 2, racks(2), ALL4_PLAIN),
+    (ALL4, 1, racks(2), ["t1-0, t1-2, t2-0, t2-2, t3-0, t4-0", "t1-1, t1-3, t2-1, t2-3, t3-1, t4-1",
+                         "t1-5, t2-5", "t1-4, t2-4"]),
+    (ALL4, 1, racks(3), ["t1-0, t1-3, t2-0, t2-3, t3-0, t4-0", "t1-1, t1-4, t2-1, t2-4, t3-1, t4-1",
+                         "t1-2, t2-2", "t1-5, t2-5"]),
+], ids=["pairs-rf3", "pairs-rf2", "pairs-rf1", "all-rf3", "all-rf2", "all-rf1", "all-rf1-3racks"])
+def test_range_rack_aware_co_partitioning(
+    consumer_topics: list[list[str]], rf: int, brokers: list[str | None], expected: list[str]
+) -> None:
+    """RangeAssignorTest.testRackAwareAssignmentWithCoPartitioning"""
+    group = kafka_rack_group(T_CO, rf, brokers, CO_RACKS, consumer_topics)
+    assert sorted_strings(RANGE.assign(group)) == expected
+
+
+def test_range_co_partitioned_with_same_subscription() -> None:
+    """RangeAssignorTest.testCoPartitionedAssignmentWithSameSubscription: t7..t9 have no
+    partitions (Kafka: not in the metadata). The case that needs Kafka's test-only
+    preferRackAwareLogic switch is left out; with replication 2 of 3 racks it is not needed."""
+    topics = {"t1": 6, "t2": 6, "t3": 2, "t4": 2, "t5": 4, "t6": 4, "t7": 0, "t8": 0, "t9": 0}
+    everything = [list(topics)] * 3
+    plain = kafka_rack_group(topics, 3, no_racks(3), ["a", "b", "c"], everything)
+    assert sorted_strings(RANGE.assign(plain)) == [
+        "t1-0, t1-1, t2-0, t2-1, t3-0, t4-0, t5-0, t5-1, t6-0, t6-1",
+        "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1, t5-2, t6-2",
+        "t1-4, t1-5, t2-4, t2-5, t5-3, t6-3",
+    ]
+    aware = kafka_rack_group(topics, 2, racks(3), ["a", "b", "c"], everything)
+    assert sorted_strings(RANGE.assign(aware)) == [
+        "t1-0, t1-2, t2-0, t2-2, t3-0, t4-0, t5-1, t6-1",
+        "t1-1, t1-3, t2-1, t2-3, t3-1, t4-1, t5-2, t6-2",
+        "t1-4, t1-5, t2-4, t2-5, t5-0, t5-3, t6-0, t6-3",
+    ]
+
+
+def test_range_rack_aware_static_members_keep_assignment_after_member_id_changes() -> None:
+    """RangeAssignorTest.testRackAwareStaticMemberRangeAssignmentPersistentAfterMemberIdChanges:
+    five partitions per topic on replicas of racks (a, b), (b, c), (c, a), (a, b), (b, c)."""
+    on = [frozenset("ab"), frozenset("bc"), frozenset("ca"), frozenset("ab"), frozenset("bc")]
+    topics = [Topic(t, tuple(Partition(t, i, lag=0, racks=on[i]) for i in range(5)))
+              for t in ("topic1", "topic2")]
+    both = frozenset({"topic1", "topic2"})
+
+    def by_instance(ids: Sequence[str]) -> dict[str, tuple[TopicPartition, ...]]:
+        members = [Member(mid, both, instance_id=f"instance{i + 1}", rack="abc"[i])
+                   for i, mid in enumerate(ids)]
+        assignment = RANGE.assign(Group.of(topics, members))
+        return {m.instance_id or "": assignment[m.id] for m in members}
+
+    expected = {
+        "instance1": listed("topic1-0", "topic1-2", "topic2-0", "topic2-2"),
+        "instance2": listed("topic1-1", "topic1-3", "topic2-1", "topic2-3"),
+        "instance3": listed("topic1-4", "topic2-4"),
+    }
+    assert by_instance(["consumer1", "consumer2", "consumer3"]) == expected
+    assert by_instance(["consumer1", "consumer5", "consumer4"]) == expected
+
+
+# -- roundrobin ----------------------------------------------------------------------------------
+
+def test_roundrobin_javadoc_identical_subscriptions() -> None:
+    """RoundRobinAssignor javadoc: C0 and C1, t0 and t1 of three partitions each."""
+    group = make_group({"t0": 3, "t1": 3}, {"C0": ["t0", "t1"], "C1": ["t0", "t1"]})
+    assert ROUNDROBIN.assign(group).partitions == {
+        "C0": listed("t0-0", "t0-2", "t1-1"),
+        "C1": listed("t0-1", "t1-0", "t1-2"),
+    }
+
+
+def test_roundrobin_javadoc_skips_unsubscribed_members() -> None:
+    """RoundRobinAssignor javadoc: C0 on t0; C1 on t0, t1; C2 on t0, t1, t2."""
+    group = make_group(
+        {"t0": 1, "t1": 2, "t2": 3},
+        {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]},
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "C0": listed("t0-0"),
+        "C1": listed("t1-0"),
+        "C2": listed("t1-1", "t2-0", "t2-1", "t2-2"),
+    }
+
+
+def test_roundrobin_kip_49_table_seed_003() -> None:
+    """Seed 003 (KIP-49), the Round Robin table; Kafka 4.x gives exactly the table."""
+    group = make_group(
+        {"T1": 2, "T2": 1, "T3": 2, "T4": 1, "T5": 2},
+        {"C1": ["T1", "T2", "T3", "T4", "T5"], "C2": ["T1", "T3", "T5"],
+         "C3": ["T1", "T3", "T5"], "C4": ["T1", "T2", "T3", "T4", "T5"]},
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "C1": listed("T1-0", "T3-0", "T5-0"),
+        "C2": listed("T1-1", "T3-1", "T5-1"),
+        "C3": (),
+        "C4": listed("T2-0", "T4-0"),
+    }
+
+
+def test_roundrobin_seed_002_follows_kafka_not_the_article() -> None:
+    """Seed 002 lists consumer1 [topic1p0, topic1p1, topic2p2] and consumer2 [topic2p0, topic2p1,
+    topic1p2] as illustration; Kafka alternates over topic1-0..2, topic2-0..2."""
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {"consumer1": ["topic1", "topic2"], "consumer2": ["topic1", "topic2"]},
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "consumer1": listed("topic1-0", "topic1-2", "topic2-1"),
+        "consumer2": listed("topic1-1", "topic2-0", "topic2-2"),
+    }
+
+
+def test_roundrobin_one_consumer_no_topic() -> None:
+    """RoundRobinAssignorTest.testOneConsumerNoTopic"""
+    assert ROUNDROBIN.assign(make_group({}, {"consumer": []})).partitions == {"consumer": ()}
+
+
+def test_roundrobin_only_assigns_partitions_from_subscribed_topics() -> None:
+    """RoundRobinAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics"""
+    group = make_group({"topic": 3, "other": 3}, {"consumer": ["topic"]})
+    assert ROUNDROBIN.assign(group)["consumer"] == listed("topic-0", "topic-1", "topic-2")
+
+
+def test_roundrobin_one_consumer_multiple_topics() -> None:
+    """RoundRobinAssignorTest.testOneConsumerMultipleTopics"""
+    group = make_group({"topic1": 1, "topic2": 2}, {"consumer": ["topic1", "topic2"]})
+    assert ROUNDROBIN.assign(group)["consumer"] == listed("topic1-0", "topic2-0", "topic2-1")
+
+
+def test_roundrobin_multiple_consumers_mixed_topics() -> None:
+    """RoundRobinAssignorTest.testMultipleConsumersMixedTopics"""
+    group = make_group(
+        {"topic1": 3, "topic2": 2},
+        {"consumer1": ["topic1"], "consumer2": ["topic1", "topic2"], "consumer3": ["topic1"]},
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "consumer1": listed("topic1-0"),
+        "consumer2": listed("topic1-1", "topic2-0", "topic2-1"),
+        "consumer3": listed("topic1-2"),
+    }
+
+
+@pytest.mark.parametrize("high_is_static", [True, False])
+def test_roundrobin_static_consumer_wins_over_member_id(high_is_static: bool) -> None:
+    """RoundRobinAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions and
+    testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions"""
+    instances = {"consumer-b": "instance1"}
+    if high_is_static:
+        instances["consumer-a"] = "instance2"
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {"consumer-b": ["topic1", "topic2"], "consumer-a": ["topic1", "topic2"]},
+        instances=instances,
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "consumer-b": listed("topic1-0", "topic1-2", "topic2-1"),
+        "consumer-a": listed("topic1-1", "topic2-0", "topic2-2"),
+    }
+
+
+@pytest.mark.parametrize("dynamic", ["consumer4", "consumer5"])
+def test_roundrobin_static_member_assignment_persistent(dynamic: str) -> None:
+    """RoundRobinAssignorTest.testStaticMemberAssignmentPersistent"""
+    subscribed = ["topic1", "topic2"]
+    group = make_group(
+        {"topic1": 3, "topic2": 3},
+        {"consumer1": subscribed, "consumer2": subscribed, "consumer3": subscribed,
+         dynamic: subscribed},
+        instances={"consumer1": "instance1", "consumer2": "instance2", "consumer3": "instance3"},
+    )
+    assert ROUNDROBIN.assign(group).partitions == {
+        "consumer1": listed("topic1-0", "topic2-1"),
+        "consumer2": listed("topic1-1", "topic2-2"),
+        "consumer3": listed("topic1-2"),
+        dynamic: listed("topic2-0"),
+    }
+
+
+def test_roundrobin_static_members_keep_assignment_after_member_id_changes() -> None:
+    """RoundRobinAssignorTest.testStaticMemberAssignmentPersistentAfterMemberIdChanges"""
+    def by_instance(member_of: dict[str, str]) -> dict[str, tuple[TopicPartition, ...]]:
+        group = make_group(
+            {"topic1": 3, "topic2": 3},
+            {mid: ["topic1", "topic2"] for mid in member_of.values()},
+            instances={mid: inst for inst, mid in member_of.items()},
+        )
+        assignment = ROUNDROBIN.assign(group)
+        return {inst: assignment[mid] for inst, mid in member_of.items()}
+
+    expected = {f"instance{i + 1}": listed(f"topic1-{i}", f"topic2-{i}") for i in range(3)}
+    assert by_instance({"instance1": "consumer1", "instance2": "consumer2",
+                        "instance3": "consumer3"}) == expected
+    assert by_instance({"instance1": "consumer4", "instance2": "consumer5",
+                        "instance3": "consumer1"}) == expected
+
+
+# -- both ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", [RANGE, ROUNDROBIN], ids=["range", "roundrobin"])
+def test_every_member_listed_and_every_partition_once(strategy: Strategy) -> None:
+    group = make_group(
+        {"a": 4, "b": 1, "c": 0},
+        {"m1": ["a"], "m2": ["a", "b", "c"], "m3": [], "m4": ["c"]},
+    )
+    result = strategy.assign(group)
+    assert list(result.partitions) == ["m1", "m2", "m3", "m4"]
+    handed = [p for ps in result.partitions.values() for p in ps]
+    assert sorted(handed) == sorted(p.tp for p in group.partitions() if p.topic != "c")
+    assert result["m3"] == result["m4"] == ()
+
+
+def test_registered_names() -> None:
+    assert RangeAssignor.name == "range"
+    assert RoundRobinAssignor.name == "roundrobin"
