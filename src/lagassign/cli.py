@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -16,11 +17,17 @@ from lagassign import __version__
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.group_file import load_group
-from lagassign.model import Group, ModelError
+from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsError
+from lagassign.lag import group_lags
+from lagassign.metrics import MemberLoad, member_loads
+from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group
 from lagassign.strategies import UnknownStrategy, names
 
 EXIT_BAD_INPUT = 2
+#: the cluster could not be read (unreachable, timed out, refused): not the input's fault
+EXIT_RUNTIME = 1
+DEFAULT_TIMEOUT_S = 10.0
 
 
 class CliError(Exception):
@@ -41,7 +48,34 @@ def _strategy_list(text: str) -> list[str]:
     return chosen
 
 
-def _add_input(parser: argparse.ArgumentParser) -> None:
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _add_live(parser: argparse.ArgumentParser) -> None:
+    """--command-config and --timeout, for commands that read a live cluster."""
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Kafka client properties (as for Kafka's tools): security.protocol, sasl.*, ssl.*",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_timeout,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help="seconds for reading the cluster, all requests together "
+        f"(default {DEFAULT_TIMEOUT_S:g})",
+    )
+
+
+def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="FILE", help="group file (JSON)")
     source.add_argument(
@@ -50,17 +84,61 @@ def _add_input(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--sample", action="store_true", help="the embedded sample (seed 002's describe tables)"
     )
-    parser.add_argument("--group", metavar="G", help="only this group of a describe file")
+    if live:
+        source.add_argument(
+            "--bootstrap-server",
+            metavar="HOST:PORT",
+            help="read the group live from this cluster (needs --group)",
+        )
+    parser.add_argument(
+        "--group", metavar="G", help="only this group of a describe file; the live group"
+    )
     parser.add_argument(
         "--auto-offset-reset",
         metavar="POLICY",
         default=None,
-        help="for describe files: the group's auto.offset.reset (default latest)",
+        help="for describe files and live groups: the group's auto.offset.reset (default latest)",
     )
+    if live:
+        _add_live(parser)
+
+
+def _read_live(args: argparse.Namespace) -> GroupSnapshot:
+    """The group ``args.group`` as the cluster at ``args.bootstrap_server`` sees it now."""
+    from lagassign.kafka.config import load_client_config, merge
+    from lagassign.kafka.offsets import OffsetsReader
+
+    if not args.group:
+        raise CliError("--group: required with --bootstrap-server")
+    _warnings_to_stderr()
+    base = load_client_config(args.command_config) if args.command_config else {}
+    config = merge(base, args.bootstrap_server)
+    with OffsetsReader(config, timeout=args.timeout) as reader:
+        snapshot = reader.snapshot(args.group)
+    if not snapshot.exists:
+        raise CliError(
+            f"--group: no consumer group {args.group!r} at {config['bootstrap.servers']}"
+        )
+    return snapshot
+
+
+def _warnings_to_stderr() -> None:
+    """What the live edges log as degraded (a missing topic, say) as ``lagassign: warning:``."""
+    logger = logging.getLogger("lagassign")
+    if not any(getattr(h, "lagassign_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("lagassign: warning: %(message)s"))
+        handler.lagassign_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
 
 
 def _load_groups(args: argparse.Namespace) -> list[Group]:
     reset = args.auto_offset_reset or "latest"
+    if getattr(args, "bootstrap_server", None):
+        return [_read_live(args).to_group(reset)]
+    if getattr(args, "command_config", None):
+        raise CliError("--command-config: only with --bootstrap-server")
     if args.input:
         if args.auto_offset_reset:
             raise CliError("--auto-offset-reset: the group file sets auto_offset_reset itself")
@@ -93,7 +171,7 @@ def _build_parser() -> argparse.ArgumentParser:
     assign.set_defaults(run=_run_assign)
 
     plan = commands.add_parser("plan", help="every strategy side by side, with metrics")
-    _add_input(plan)
+    _add_input(plan, live=True)
     plan.add_argument(
         "--strategies",
         type=str,
@@ -104,6 +182,23 @@ def _build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--plot", metavar="PNG", help="write a bar chart of member lag")
     plan.add_argument("--format", choices=("table", "json"), default="table")
     plan.set_defaults(run=_run_plan)
+
+    describe = commands.add_parser(
+        "describe",
+        help="a live group's offsets, lag and owners (as kafka-consumer-groups --describe)",
+    )
+    describe.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
+    describe.add_argument("--group", required=True, metavar="G")
+    describe.add_argument(
+        "--auto-offset-reset",
+        metavar="POLICY",
+        default="latest",
+        help="the group's auto.offset.reset, for partitions without a committed offset "
+        "(default latest)",
+    )
+    _add_live(describe)
+    describe.add_argument("--format", choices=("table", "json"), default="table")
+    describe.set_defaults(run=_run_describe)
 
     listing = commands.add_parser("strategies", help="list the registered strategies")
     listing.set_defaults(run=_run_strategies)
@@ -188,14 +283,59 @@ def _run_plan(args: argparse.Namespace, console: Console) -> None:
         print(f"chart written to {written}", file=sys.stderr)
 
 
+def _owned_loads(group: Group, lags: dict[TopicPartition, int]) -> tuple[MemberLoad, ...]:
+    """Partitions and lag each member owns now (every member, owning something or not)."""
+    owned = Assignment.build(group.members, {m.id: m.owned for m in group.members})
+    return member_loads(owned, lags)
+
+
+def _describe_json(
+    snapshot: GroupSnapshot, lags: dict[TopicPartition, int], loads: tuple[MemberLoad, ...]
+) -> dict[str, Any]:
+    return {
+        "group": snapshot.group,
+        "partitions": [
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "current_offset": p.committed,
+                "log_end_offset": p.end,
+                "lag": lags[p.tp],
+                "member_id": p.member_id,
+            }
+            for p in snapshot.partitions
+        ],
+        "members": {
+            load.member_id: {"partitions": load.partitions, "lag": load.lag} for load in loads
+        },
+    }
+
+
+def _run_describe(args: argparse.Namespace, console: Console) -> None:
+    snapshot = _read_live(args)
+    group = snapshot.to_group(args.auto_offset_reset)
+    lags = group_lags(group)
+    loads = _owned_loads(group, lags)
+    if args.format == "json":
+        print(json.dumps(_describe_json(snapshot, lags, loads)))
+        return
+    from lagassign.report.tables import describe_members_table, describe_table
+
+    console.print(describe_table(snapshot, lags))
+    console.print(describe_members_table(snapshot, loads))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     console = Console(width=max(Console().width, 120))
     try:
         args.run(args, console)
-    except (CliError, InputError, ModelError, UnknownStrategy) as e:
+    except (CliError, InputError, ModelError, UnknownStrategy, ClientConfigError) as e:
         print(f"lagassign: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OffsetsError as e:
+        print(f"lagassign: error: {e}", file=sys.stderr)
+        return EXIT_RUNTIME
     except BrokenPipeError:
         return 0
     return 0

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from rich.table import Table
 
-from lagassign.metrics import AssignmentMetrics
-from lagassign.model import Assignment
+from lagassign.kafka.offsets import GroupSnapshot
+from lagassign.metrics import AssignmentMetrics, MemberLoad
+from lagassign.model import Assignment, TopicPartition
 from lagassign.plan import GroupPlans, Plan
 
 
@@ -76,4 +79,58 @@ def plan_members_table(gp: GroupPlans) -> Table:
     for member in gp.group.members:
         cells = [f"{by_id[member.id].partitions} / {by_id[member.id].lag:,}" for by_id in loads]
         table.add_row(member.id, *cells)
+    return table
+
+
+def describe_table(snapshot: GroupSnapshot, lags: Mapping[TopicPartition, int]) -> Table:
+    """Per partition, as ``kafka-consumer-groups --describe``: offsets, lag and owner."""
+    total = sum(lags.get(p.tp, 0) for p in snapshot.partitions)
+    table = Table(
+        title=f"group {snapshot.group} ({snapshot.state}): {len(snapshot.members)} members, "
+        f"{len(snapshot.partitions)} partitions, total lag {total:,}",
+        title_justify="left",
+    )
+    for name, justify in [
+        ("topic", "left"),
+        ("partition", "right"),
+        ("current offset", "right"),
+        ("log end offset", "right"),
+        ("lag", "right"),
+        ("member", "left"),
+        ("host", "left"),
+        ("client id", "left"),
+    ]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for p in snapshot.partitions:
+        table.add_row(
+            p.topic,
+            str(p.partition),
+            "-" if p.committed is None else f"{p.committed:,}",
+            f"{p.end:,}",
+            f"{lags.get(p.tp, 0):,}",
+            p.member_id or "-",
+            p.host or "-",
+            p.client_id or "-",
+        )
+    return table
+
+
+def describe_members_table(snapshot: GroupSnapshot, loads: Sequence[MemberLoad]) -> Table:
+    """Per member: what it owns now and the lag of it."""
+    live = {m.member_id: m for m in snapshot.members}
+    table = Table(title=f"group {snapshot.group}: members", title_justify="left")
+    table.add_column("member")
+    table.add_column("host")
+    table.add_column("client id")
+    table.add_column("partitions", justify="right")
+    table.add_column("lag", justify="right")
+    for load in loads:
+        member = live.get(load.member_id)
+        table.add_row(
+            load.member_id,
+            member.host if member else "-",
+            member.client_id if member else "-",
+            str(load.partitions),
+            f"{load.lag:,}",
+        )
     return table

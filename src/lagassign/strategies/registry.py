@@ -8,7 +8,7 @@ from typing import Any
 
 from lagassign.strategies.base import Strategy
 
-_MODULES = ("range", "roundrobin", "sticky", "fair", "lag")
+_MODULES = ("range", "roundrobin", "sticky", "fair", "lag", "balanced")
 _REGISTRY: dict[str, type[Strategy]] = {}
 
 
@@ -32,8 +32,10 @@ def _load() -> None:
 
 
 def names() -> list[str]:
+    """Registered names, in ``_MODULES`` order whichever module happened to be imported first."""
     _load()
-    return list(_REGISTRY)
+    rank = {f"lagassign.strategies.{module}": i for i, module in enumerate(_MODULES)}
+    return sorted(_REGISTRY, key=lambda n: rank.get(_REGISTRY[n].__module__, len(rank)))
 
 
 def create(name: str, **options: Any) -> Strategy:

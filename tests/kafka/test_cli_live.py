@@ -1,0 +1,265 @@
+"""``lagassign describe`` and ``lagassign plan --bootstrap-server`` as a user runs them: a real
+process against the real broker, its output and exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lagassign.strategies import names
+from tests.kafka.test_offsets import (
+    COLD,
+    HOT,
+    MakeTopic,
+    closed_port,
+    commit,
+    running_group,
+    unique,
+)
+from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
+from tests.kafka.test_offsets import make_topic as make_topic  # fixture
+
+CLI_TIMEOUT_S = 120
+
+
+def lagassign(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lagassign.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+
+
+def test_describe_json_of_a_running_group(kafka_bootstrap: str, make_topic: MakeTopic) -> None:
+    hot, cold = make_topic(HOT), make_topic(COLD)
+    group = unique("group")
+    committed = {(hot, 0): 100, (hot, 2): 3, (hot, 5): 120, (cold, 0): 1}
+    commit(kafka_bootstrap, group, committed)
+
+    with running_group(kafka_bootstrap, group, [hot, cold], 2) as consumers:
+        owner = {(tp.topic, tp.partition): c.memberid() for c in consumers for tp in c.assignment()}
+        out = lagassign(
+            "describe", "--bootstrap-server", kafka_bootstrap, "--group", group, "--format", "json"
+        )
+        earliest = lagassign(
+            "describe",
+            "--bootstrap-server",
+            kafka_bootstrap,
+            "--group",
+            group,
+            "--format",
+            "json",
+            "--auto-offset-reset",
+            "earliest",
+        )
+        table = lagassign("describe", "--bootstrap-server", kafka_bootstrap, "--group", group)
+
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""
+    result = json.loads(out.stdout)
+    rows = [
+        {
+            "topic": topic,
+            "partition": p,
+            "current_offset": committed.get((topic, p)),
+            "log_end_offset": n,
+            "lag": n - committed[(topic, p)] if (topic, p) in committed else 0,
+            "member_id": owner[(topic, p)],
+        }
+        for topic, counts in sorted([(hot, HOT), (cold, COLD)])
+        for p, n in enumerate(counts)
+    ]
+    members = {
+        mid: {
+            "partitions": sum(1 for r in rows if r["member_id"] == mid),
+            "lag": sum(r["lag"] for r in rows if r["member_id"] == mid),
+        }
+        for mid in sorted(set(owner.values()))
+    }
+    assert result == {"group": group, "partitions": rows, "members": members}
+    assert sum(m["lag"] for m in result["members"].values()) == 300 + 4 + 0 + 4
+
+    # without a committed offset, "earliest" counts the whole log
+    assert earliest.returncode == 0, earliest.stderr
+    lags = {
+        (r["topic"], r["partition"]): r["lag"] for r in json.loads(earliest.stdout)["partitions"]
+    }
+    assert lags == {
+        (topic, p): n - committed.get((topic, p), 0)
+        for topic, counts in [(hot, HOT), (cold, COLD)]
+        for p, n in enumerate(counts)
+    }
+
+    assert table.returncode == 0, table.stderr
+    assert f"group {group} (Stable): 2 members, 8 partitions, total lag 308" in table.stdout
+    assert "member-0" in table.stdout and "member-1" in table.stdout
+
+
+def test_describe_of_a_group_with_only_commits(kafka_bootstrap: str, make_topic: MakeTopic) -> None:
+    topic = make_topic([10, 20])
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(topic, 1): 5})
+    out = lagassign(
+        "describe", "--bootstrap-server", kafka_bootstrap, "--group", group, "--format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == {
+        "group": group,
+        "partitions": [
+            {
+                "topic": topic,
+                "partition": 1,
+                "current_offset": 5,
+                "log_end_offset": 20,
+                "lag": 15,
+                "member_id": None,
+            }
+        ]
+        if False
+        else [
+            {
+                "topic": topic,
+                "partition": 0,
+                "current_offset": None,
+                "log_end_offset": 10,
+                "lag": 0,
+                "member_id": None,
+            },
+            {
+                "topic": topic,
+                "partition": 1,
+                "current_offset": 5,
+                "log_end_offset": 20,
+                "lag": 15,
+                "member_id": None,
+            },
+        ],
+        "members": {},
+    }
+
+
+def test_plan_of_a_running_group(
+    kafka_bootstrap: str, make_topic: MakeTopic, tmp_path: Path
+) -> None:
+    hot = make_topic(HOT)
+    group = unique("group")
+    committed = {(hot, p): 0 for p in range(len(HOT))}
+    commit(kafka_bootstrap, group, committed)
+    config = tmp_path / "client.properties"
+    config.write_text(
+        "# as for kafka-consumer-groups --command-config\nclient.id: lagassign-test\n"
+    )
+
+    with running_group(kafka_bootstrap, group, [hot], 3) as consumers:
+        current = {
+            c.memberid(): sorted([tp.topic, tp.partition] for tp in c.assignment())
+            for c in consumers
+        }
+        out = lagassign(
+            "plan",
+            "--bootstrap-server",
+            kafka_bootstrap,
+            "--group",
+            group,
+            "--command-config",
+            str(config),
+            "--format",
+            "json",
+            "--plot",
+            str(tmp_path / "plan.png"),
+        )
+        table = lagassign("plan", "--bootstrap-server", kafka_bootstrap, "--group", group)
+
+    assert out.returncode == 0, out.stderr
+    [result] = json.loads(out.stdout)
+    assert result["group"] == group
+    assert result["total_lag"] == sum(HOT)
+    plans = {p["strategy"]: p for p in result["plans"]}
+    # (names() order in this process depends on which strategy modules tests imported first)
+    assert result["plans"][0]["strategy"] == "current"
+    assert sorted(plans) == sorted(["current", *names()])
+    assert {m: sorted(tps) for m, tps in plans["current"]["assignment"].items()} == current
+    for plan in plans.values():
+        assigned = sorted(tuple(tp) for tps in plan["assignment"].values() for tp in tps)
+        assert assigned == [(hot, p) for p in range(len(HOT))], plan["strategy"]
+        assert plan["lower_bound"] == max(HOT)  # the hot partition alone
+    # the lag strategy puts the hot partition alone on one member
+    assert plans["lag"]["max_member_lag"] == max(HOT)
+    assert (tmp_path / "plan.png").stat().st_size > 0
+
+    assert table.returncode == 0, table.stderr
+    assert f"group {group}: 3 members, 6 partitions, total lag {sum(HOT):,}" in table.stdout
+
+
+def test_unknown_group_exits_2(kafka_bootstrap: str) -> None:
+    group = unique("unknown")
+    for command in ("describe", "plan"):
+        out = lagassign(command, "--bootstrap-server", kafka_bootstrap, "--group", group)
+        assert out.returncode == 2, out.stderr
+        assert out.stdout == ""
+        assert out.stderr == (
+            f"lagassign: error: --group: no consumer group {group!r} at {kafka_bootstrap}\n"
+        )
+
+
+def test_unreachable_bootstrap_exits_1_with_one_line() -> None:
+    port = closed_port()
+    for command in ("describe", "plan"):
+        started = time.monotonic()
+        out = lagassign(
+            command, "--bootstrap-server", f"127.0.0.1:{port}", "--group", "g", "--timeout", "2"
+        )
+        elapsed = time.monotonic() - started
+        assert out.returncode == 1, out.stderr
+        assert out.stdout == ""
+        lines = out.stderr.splitlines()
+        assert len(lines) == 1, out.stderr
+        assert lines[0].startswith(f"lagassign: error: Kafka at 127.0.0.1:{port}: no answer to ")
+        assert "within the 2 s timeout" in lines[0]
+        assert elapsed < 2 + 15, elapsed  # the timeout plus starting Python
+
+
+def test_command_config_errors_exit_2(kafka_bootstrap: str, tmp_path: Path) -> None:
+    java_only = tmp_path / "java.properties"
+    java_only.write_text(
+        "security.protocol=SSL\nssl.truststore.location=/etc/kafka/truststore.jks\n"
+    )
+    unknown = tmp_path / "unknown.properties"
+    unknown.write_text("no.such.property=1\n")
+    missing = tmp_path / "missing.properties"
+
+    out = lagassign(
+        "describe", "--bootstrap-server", kafka_bootstrap, "--group", "g",
+        "--command-config", str(java_only),
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"lagassign: error: {java_only}:2: ssl.truststore.location ")
+    assert len(out.stderr.splitlines()) == 1
+
+    out = lagassign(
+        "plan", "--bootstrap-server", kafka_bootstrap, "--group", "g",
+        "--command-config", str(unknown),
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"lagassign: error: Kafka client for {kafka_bootstrap}: "
+        'No such configuration property: "no.such.property"\n'
+    )
+
+    out = lagassign(
+        "describe", "--bootstrap-server", kafka_bootstrap, "--group", "g",
+        "--command-config", str(missing),
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"lagassign: error: {missing}: cannot read")
+
+
+def test_plan_live_needs_a_group(kafka_bootstrap: str) -> None:
+    out = lagassign("plan", "--bootstrap-server", kafka_bootstrap)
+    assert out.returncode == 2
+    assert out.stderr == "lagassign: error: --group: required with --bootstrap-server\n"

@@ -1,0 +1,392 @@
+"""OffsetsReader against the real broker: exact offsets, group snapshots, live members, faults.
+
+Each test makes its own topics and group, so the tests do not depend on one another. The
+helpers here (topics with a chosen backlog, committed offsets, a running group) are also used by
+test_cli_live.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Message, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from lagassign.kafka.offsets import (
+    ClientConfigError,
+    GroupSnapshot,
+    LiveMember,
+    OffsetsError,
+    OffsetsReader,
+    PartitionState,
+)
+from lagassign.lag import group_lags
+from lagassign.model import Offsets, TopicPartition
+
+REQUEST_TIMEOUT_S = 30.0
+READ_TIMEOUT_S = 20.0
+#: how long a group may take to settle (join, sync, assignment seen by describe)
+SETTLE_S = 60.0
+
+# a skewed backlog: one hot partition, an empty one, a few small ones
+HOT = [400, 0, 7, 13, 2, 120]
+COLD = [5, 9]
+
+MakeTopic = Callable[[Sequence[int]], str]
+
+
+def unique(prefix: str) -> str:
+    return f"lagassign-{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def produce(bootstrap: str, topic: str, counts: Sequence[int]) -> None:
+    errors: list[str] = []
+
+    def on_delivery(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    for partition, count in enumerate(counts):
+        for i in range(count):
+            producer.produce(topic, value=f"{partition}-{i}".encode(), partition=partition)
+            producer.poll(0)
+    assert producer.flush(REQUEST_TIMEOUT_S) == 0
+    assert errors == []
+
+
+def commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+    """Commits ``offsets`` for ``group`` without joining it (a consumer that only commits)."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        result = consumer.commit(
+            offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
+            asynchronous=False,
+        )
+        assert result is not None and all(tp.error is None for tp in result)
+    finally:
+        consumer.close()
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def admin(kafka_bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": kafka_bootstrap})
+
+
+@pytest.fixture
+def make_topic(admin: AdminClient, kafka_bootstrap: str) -> Iterator[MakeTopic]:
+    """Creates topics with ``counts[p]`` records in partition p; deletes them afterwards."""
+    made: list[str] = []
+
+    def make(counts: Sequence[int]) -> str:
+        name = unique("topic")
+        futures = admin.create_topics(
+            [NewTopic(name, num_partitions=len(counts), replication_factor=1)],
+            request_timeout=REQUEST_TIMEOUT_S,
+            operation_timeout=REQUEST_TIMEOUT_S,
+        )
+        futures[name].result(timeout=REQUEST_TIMEOUT_S)
+        made.append(name)
+        produce(kafka_bootstrap, name, counts)
+        return name
+
+    yield make
+    if made:
+        for future in admin.delete_topics(made, request_timeout=REQUEST_TIMEOUT_S).values():
+            future.result(timeout=REQUEST_TIMEOUT_S)
+
+
+def _poll_all(consumers: Sequence[Consumer]) -> None:
+    for c in consumers:
+        msg = c.poll(0.1)
+        assert (
+            msg is None or msg.error() is None or msg.error().code() in (KafkaError._PARTITION_EOF,)
+        ), msg.error()
+
+
+@contextmanager
+def running_group(
+    bootstrap: str,
+    group: str,
+    topics: Sequence[str],
+    members: int,
+    protocol: str = "classic",
+) -> Iterator[list[Consumer]]:
+    """``members`` subscribed consumers, polled until every partition of ``topics`` is assigned
+    exactly once and the coordinator reports the group Stable with that assignment."""
+    consumers = [
+        Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "group.protocol": protocol,
+                "client.id": f"member-{i}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "latest",  # read nothing, so no position moves
+                **({"session.timeout.ms": 10_000} if protocol == "classic" else {}),
+            }
+        )
+        for i in range(members)
+    ]
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    meta = admin.list_topics(timeout=REQUEST_TIMEOUT_S).topics
+    everything = {(t, p) for t in topics for p in meta[t].partitions}
+    try:
+        for c in consumers:
+            c.subscribe(list(topics))
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            assert time.monotonic() < deadline, "the group did not settle"
+            _poll_all(consumers)
+            owned = [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
+            if sum(map(len, owned)) != len(everything) or set().union(*owned) != everything:
+                continue
+            described = admin.describe_consumer_groups([group], request_timeout=5)[group].result()
+            seen = {
+                m.client_id: {(tp.topic, tp.partition) for tp in m.assignment.topic_partitions}
+                for m in described.members
+            }
+            expected = {f"member-{i}": o for i, o in enumerate(owned)}
+            if described.state.name == "STABLE" and seen == expected:
+                break
+        yield consumers
+    finally:
+        for c in consumers:
+            c.close()
+
+
+def expected_offsets(
+    topic: str, counts: Sequence[int], committed: Mapping[int, int], begins: Mapping[int, int]
+) -> dict[TopicPartition, Offsets]:
+    return {
+        TopicPartition(topic, p): Offsets(begins.get(p, 0), n, committed.get(p))
+        for p, n in enumerate(counts)
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# offsets
+
+
+def test_offsets_are_exact(admin: AdminClient, kafka_bootstrap: str, make_topic: MakeTopic) -> None:
+    hot, cold = make_topic(HOT), make_topic(COLD)
+    # move the log start of two partitions: begin is the earliest offset, not 0
+    deleted = admin.delete_records(
+        [KafkaTopicPartition(hot, 0, 150), KafkaTopicPartition(hot, 5, 20)],
+        request_timeout=REQUEST_TIMEOUT_S,
+    )
+    for future in deleted.values():
+        future.result(timeout=REQUEST_TIMEOUT_S)
+    group = unique("group")
+    committed_hot = {0: 100, 2: 7, 3: 1, 5: 60}  # 0 is below the log start now
+    commit(
+        kafka_bootstrap,
+        group,
+        {(hot, p): o for p, o in committed_hot.items()} | {(cold, 1): 4},
+    )
+
+    with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+        got = r.offsets(group, [hot, cold, hot])
+
+    assert got == expected_offsets(hot, HOT, committed_hot, {0: 150, 5: 20}) | expected_offsets(
+        cold, COLD, {1: 4}, {}
+    )
+
+
+def test_offsets_of_a_group_without_commits(kafka_bootstrap: str, make_topic: MakeTopic) -> None:
+    topic = make_topic(COLD)
+    with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+        assert r.offsets(unique("nobody"), [topic]) == expected_offsets(topic, COLD, {}, {})
+        assert r.offsets(unique("nobody"), []) == {}
+
+
+def test_offsets_leave_out_missing_topics(
+    kafka_bootstrap: str, make_topic: MakeTopic, caplog: pytest.LogCaptureFixture
+) -> None:
+    topic = make_topic([3])
+    missing = unique("missing")
+    with (
+        caplog.at_level(logging.WARNING, logger="lagassign.kafka"),
+        OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r,
+    ):
+        got = r.offsets(unique("g"), [missing, topic])
+    assert got == {TopicPartition(topic, 0): Offsets(0, 3, None)}
+    assert f"topic {missing} does not exist" in caplog.text
+
+
+# ------------------------------------------------------------------------------------------------
+# snapshots
+
+
+def test_snapshot_of_a_group_with_only_commits(kafka_bootstrap: str, make_topic: MakeTopic) -> None:
+    hot = make_topic(HOT)
+    make_topic(COLD)  # a topic the group has nothing to do with: not in the snapshot
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(hot, 0): 10, (hot, 3): 13})
+
+    with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+        snap = r.snapshot(group)
+
+    assert snap == GroupSnapshot(
+        group=group,
+        state="Empty",
+        members=(),
+        partitions=tuple(
+            PartitionState(hot, p, 0, n, {0: 10, 3: 13}.get(p)) for p, n in enumerate(HOT)
+        ),
+    )
+    assert snap.exists
+    model = snap.to_group("earliest")
+    assert model.members == ()
+    assert group_lags(model) == {
+        TopicPartition(hot, p): lag for p, lag in enumerate([390, 0, 7, 0, 2, 120])
+    }
+    assert group_lags(snap.to_group()) == {
+        TopicPartition(hot, p): lag for p, lag in enumerate([390, 0, 0, 0, 0, 0])
+    }
+
+
+def test_snapshot_of_an_unknown_group(kafka_bootstrap: str) -> None:
+    with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+        snap = r.snapshot(unique("unknown"))
+    assert (snap.state, snap.members, snap.partitions, snap.exists) == ("Dead", (), (), False)
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_snapshot_of_a_running_group(
+    kafka_bootstrap: str, make_topic: MakeTopic, protocol: str
+) -> None:
+    """Two subscribed consumers (the classic protocol and KIP-848's): their members, what each
+    is assigned, and every partition's offsets and owner."""
+    hot, cold = make_topic(HOT), make_topic(COLD)
+    group = unique("group")
+    committed = {(hot, 0): 100, (hot, 2): 3, (cold, 0): 5}
+    commit(kafka_bootstrap, group, committed)
+
+    with running_group(kafka_bootstrap, group, [hot, cold], 2, protocol) as consumers:
+        owned = {
+            f"member-{i}": sorted(
+                (TopicPartition(tp.topic, tp.partition) for tp in c.assignment()),
+                key=TopicPartition.sort_key,
+            )
+            for i, c in enumerate(consumers)
+        }
+        member_ids = {f"member-{i}": c.memberid() for i, c in enumerate(consumers)}
+        with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+            snap = r.snapshot(group)
+
+    assert snap.group == group and snap.state == "Stable"
+    members = {m.client_id: m for m in snap.members}
+    assert set(members) == {"member-0", "member-1"}
+    for client, m in members.items():
+        assert m == LiveMember(
+            member_id=member_ids[client],
+            client_id=client,
+            host="/127.0.0.1",
+            instance_id=None,
+            topics=frozenset(tp.topic for tp in owned[client]),
+            assigned=tuple(owned[client]),
+        )
+    owner = {tp: client for client, tps in owned.items() for tp in tps}
+    expected = [
+        PartitionState(
+            topic,
+            p,
+            0,
+            n,
+            committed.get((topic, p)),
+            member_ids[owner[TopicPartition(topic, p)]],
+            owner[TopicPartition(topic, p)],
+            "/127.0.0.1",
+        )
+        for topic, counts in sorted([(hot, HOT), (cold, COLD)])
+        for p, n in enumerate(counts)
+    ]
+    assert list(snap.partitions) == expected
+
+    model = snap.to_group()
+    assert {m.id: m.owned for m in model.members} == {
+        member_ids[c]: tuple(tps) for c, tps in owned.items()
+    }
+    assert all(m.topics == frozenset(tp.topic for tp in m.owned) for m in model.members)
+    assert group_lags(model)[TopicPartition(hot, 0)] == 300
+    assert sum(group_lags(model).values()) == 300 + 0 + 4  # hot-0, hot-2 (7-3), cold-0 (5-5)
+
+
+def test_members_assigned_nothing_subscribe_what_the_group_reads(
+    kafka_bootstrap: str, make_topic: MakeTopic
+) -> None:
+    """Three members, two partitions: the idle member is in the model and may be assigned."""
+    topic = make_topic([4, 6])
+    group = unique("group")
+    with (
+        running_group(kafka_bootstrap, group, [topic], 3) as _,
+        OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r,
+    ):
+        snap = r.snapshot(group)
+    idle = [m for m in snap.members if not m.assigned]
+    assert len(snap.members) == 3 and len(idle) == 1
+    assert idle[0].topics == frozenset()
+    model = snap.to_group()
+    assert all(m.topics == {topic} for m in model.members)
+
+
+# ------------------------------------------------------------------------------------------------
+# faults
+
+
+@pytest.mark.parametrize("read", ["offsets", "snapshot"])
+def test_unreachable_bootstrap_fails_within_the_timeout(read: str) -> None:
+    port = closed_port()
+    timeout = 2.0
+    started = time.monotonic()
+    with (
+        OffsetsReader({"bootstrap.servers": f"127.0.0.1:{port}"}, timeout=timeout) as r,
+        pytest.raises(OffsetsError) as raised,
+    ):
+        if read == "offsets":
+            r.offsets("g", ["t"])
+        else:
+            r.snapshot("g")
+    elapsed = time.monotonic() - started
+    assert elapsed < timeout + 1.0, elapsed
+    message = str(raised.value)
+    assert "\n" not in message
+    assert f"127.0.0.1:{port}" in message
+    assert "within the 2 s timeout" in message
+    call = "describe_topics" if read == "offsets" else "describe_consumer_groups"
+    assert call in message
+    assert "Connection refused" in message
+
+
+def test_bad_client_property_is_a_config_error() -> None:
+    with pytest.raises(ClientConfigError, match=r'No such configuration property: "no\.such"'):
+        OffsetsReader({"bootstrap.servers": "127.0.0.1:9", "no.such": "1"})
+
+
+def test_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        OffsetsReader({"bootstrap.servers": "127.0.0.1:9"}, timeout=0)
+
+
+def test_a_closed_reader_says_so(kafka_bootstrap: str) -> None:
+    reader = OffsetsReader({"bootstrap.servers": kafka_bootstrap})
+    reader.close()
+    with pytest.raises(OffsetsError, match="closed"):
+        reader.snapshot("g")
