@@ -187,8 +187,23 @@ class Group:
         raise KeyError(member_id)
 
     def current_owners(self) -> dict[TopicPartition, str]:
-        """Who owns each partition now, according to the members' ``owned`` lists."""
-        return {tp: m.id for m in self.members for tp in m.owned}
+        """Who owns each partition now, according to the members' ``owned`` lists.
+
+        A partition claimed by several members belongs to the one claiming it in the highest
+        generation (a member without a generation counts as Kafka's default, -1); if two
+        members claim it in that same generation, nobody owns it, as in Kafka's sticky
+        assignors.
+        """
+        best: dict[TopicPartition, tuple[int, str | None]] = {}
+        for m in self.members:
+            generation = -1 if m.generation is None else m.generation
+            for tp in m.owned:
+                seen = best.get(tp)
+                if seen is None or generation > seen[0]:
+                    best[tp] = (generation, m.id)
+                elif generation == seen[0] and seen[1] != m.id:
+                    best[tp] = (generation, None)
+        return {tp: owner for tp, (_, owner) in best.items() if owner is not None}
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,11 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
 
 
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:
-    if not any(m.owned for m in group.members):
+    owners = group.current_owners()
+    if not owners:
         return None
-    owned = Assignment.build(group.members, {m.id: m.owned for m in group.members})
+    held: dict[str, list[TopicPartition]] = {}
+    for tp, member_id in owners.items():
+        held.setdefault(member_id, []).append(tp)
+    owned = Assignment.build(group.members, held)
     return Plan(CURRENT, owned, evaluate(group, owned, lags))

@@ -1,0 +1,553 @@
+"""``balanced``: the smallest largest-member lag across the whole group, with the seed's counts.
+
+The seed's ``lag`` assignor balances each topic on its own and breaks ties by member id, so
+when every topic has one hot partition they all land on the same member. ``balanced`` looks at
+every topic together and minimises the largest total lag any member gets, while keeping the
+seed's count guarantees:
+
+* per topic, each subscriber gets the floor or the ceiling of partitions ÷ subscribers;
+* when every member subscribes the same topics, each member's total is the floor or ceiling
+  of all partitions ÷ members too.
+
+It works in two steps.
+
+1. **Construction**, topic by topic, hottest topic first (by its largest partition lag). The
+   topic's extra partitions (the ceilings) go to the members with the fewest partitions (when
+   subscriptions are identical, so that totals stay balanced) or the least lag; then its
+   partitions, hottest first, each go to the least-loaded subscriber with room left.
+2. **Improvement**: while the most-loaded member can hand load to another member without
+   breaking a count guarantee — swapping two partitions of the same topic, moving a partition
+   of a topic where it holds the ceiling to one holding the floor, or swapping partitions of
+   two topics where the members hold opposite ceilings — take the exchange that lowers the
+   larger of the two loads the most. Every step lowers the largest load or the number of
+   members at it, so the search ends; a work budget bounds it on very large groups.
+
+Ties go to the member with fewer partitions, then to a stable hash of the member id: no
+member is favoured for sorting first.
+
+Example: members a, b, c subscribe t0, t1, t2 of 3 partitions each; each topic has one hot
+partition of lag 900 and two of lag 10.
+
+* ``lag`` (per topic, ties to the smallest id) gives a all three hot partitions: a 2,700,
+  b 30, c 30.
+* ``balanced`` gives each member one hot partition: 920 each, which is the optimum.
+
+With ``sticky`` (default) and owned partitions, it starts from what members own (dropping
+what they may not keep: partitions of topics they no longer subscribe, partitions claimed
+twice in one generation or from a stale one, and what exceeds their quota), and moves a
+partition only when that lowers the largest member lag by more than ``tolerance`` (relative,
+default 2%) compared with staying; the moves are reported by the metrics.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import heapq
+import random
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from lagassign.lag import group_lags
+from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.strategies.base import Strategy
+from lagassign.strategies.registry import register
+
+#: sticky mode keeps partitions where they are while the largest member lag stays within this
+#: fraction of what a fresh assignment achieves
+DEFAULT_TOLERANCE = 0.05
+#: candidate exchanges examined at most per assignment; bounds the improvement step on
+#: groups of millions of partitions, far above what groups of thousands need
+DEFAULT_SEARCH_BUDGET = 5_000_000
+#: exchanges that lower a load by less than this fraction of the largest load are not worth
+#: a step: they cannot change the largest load measurably, and they would make the search long
+MIN_GAIN = 1e-5
+#: pairs of members with more same-topic swaps than this are not searched for double swaps
+MAX_DOUBLE_SWAPS = 20_000
+#: restarts from perturbed constructions: at most this many, and fewer on larger groups so that
+#: restarts times partitions stays under RESTART_WORK
+MAX_RESTARTS = 24
+RESTART_WORK = 6_000
+#: up to this many partitions, a second construction (all partitions hottest first) is tried
+#: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
+GLOBAL_CONSTRUCTION_LIMIT = 50_000
+
+
+@dataclass(slots=True)
+class _Topic:
+    name: str
+    partitions: list[tuple[float, TopicPartition]]  # hottest first
+    subscribers: list[int]
+    floor: int = 0
+    ceil: int = 0
+
+
+@dataclass(slots=True)
+class _State:
+    """An assignment under construction, indexed by member position."""
+
+    topics: list[_Topic]
+    identical: bool
+    load: list[float]
+    count: list[int]
+    tie: list[int]
+    #: (topic index, member) -> that member's partitions of the topic, lightest first
+    held: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = field(default_factory=dict)
+    global_floor: int = 0
+    global_ceil: int = 0
+
+    def holding(self, t: int, m: int) -> list[tuple[float, TopicPartition]]:
+        return self.held.setdefault((t, m), [])
+
+    def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+        bisect.insort(self.holding(t, m), item)
+        self.load[m] += item[0]
+        self.count[m] += 1
+
+    def take(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+        held = self.held[(t, m)]
+        del held[bisect.bisect_left(held, item)]
+        self.load[m] -= item[0]
+        self.count[m] -= 1
+
+
+def _stable_tie(member_id: str) -> int:
+    # crc32 is stable across processes (unlike hash()) and unrelated to sort order.
+    return zlib.crc32(member_id.encode())
+
+
+def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topic]:
+    index = {m.id: i for i, m in enumerate(group.members)}
+    topics = []
+    for name in sorted(group.topics, key=java_order):
+        subscribers = [index[m.id] for m in group.subscribers(name)]
+        if not subscribers:
+            continue
+        parts = sorted(
+            ((weights[p.tp], p.tp) for p in group.topics[name].partitions),
+            key=lambda item: (-item[0], item[1].partition),
+        )
+        n, s = len(parts), len(subscribers)
+        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
+    # Hottest topic first: its big partitions are placed while every member is still light.
+    topics.sort(
+        key=lambda t: (
+            -(t.partitions[0][0] if t.partitions else 0),
+            -sum(w for w, _ in t.partitions),
+        )
+    )
+    return topics
+
+
+def _identical_subscriptions(members: Iterable[Member]) -> bool:
+    return len({m.topics for m in members}) <= 1
+
+
+def _new_state(group: Group, topics: list[_Topic]) -> _State:
+    n = len(group.members)
+    identical = _identical_subscriptions(group.members)
+    total = sum(len(t.partitions) for t in topics)
+    state = _State(
+        topics, identical, [0.0] * n, [0] * n, [_stable_tie(m.id) for m in group.members]
+    )
+    if identical and n:
+        state.global_floor, state.global_ceil = total // n, -(-total // n)
+    return state
+
+
+def _construct_by_topic(state: _State) -> None:
+    """Topic by topic, hottest first; within a topic, hottest partition to the least loaded."""
+    load, count, tie = state.load, state.count, state.tie
+    for t, topic in enumerate(state.topics):
+        extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
+        quota = dict.fromkeys(topic.subscribers, topic.floor)
+        # The topic's extra partitions: with identical subscriptions to the members with the
+        # fewest partitions (that keeps totals within floor and ceiling), else the least loaded.
+        if state.identical:
+            extras = sorted(topic.subscribers, key=lambda m: (count[m], load[m], tie[m]))
+        else:
+            extras = sorted(topic.subscribers, key=lambda m: (load[m], count[m], tie[m]))
+        for m in extras[:extra]:
+            quota[m] += 1
+        heap = [(load[m], count[m], tie[m], m) for m in topic.subscribers if quota[m]]
+        heapq.heapify(heap)
+        for item in topic.partitions:
+            _, _, _, m = heapq.heappop(heap)
+            state.give(t, m, item)
+            quota[m] -= 1
+            if quota[m]:
+                heapq.heappush(heap, (load[m], count[m], tie[m], m))
+
+
+def _quotas(
+    state: _State, keep: Mapping[tuple[int, int], int], tie: Sequence[float] | None = None
+) -> dict[tuple[int, int], int]:
+    """How many partitions of each topic each subscriber gets: the floor, or the ceiling for as
+    many members as the topic has extra partitions. The extras go to members that hold more
+    than the floor already (``keep``), and, when subscriptions are identical, to the members
+    with the fewest partitions planned before that, which keeps totals within one."""
+    planned = [0] * len(state.load)
+    quota: dict[tuple[int, int], int] = {}
+    ties: Sequence[float] = state.tie if tie is None else tie
+    for t, topic in enumerate(state.topics):
+        extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
+
+        def rank(m: int, t: int = t, floor: int = topic.floor) -> tuple[int, int, float]:
+            gives_up = int(keep.get((t, m), 0) <= floor)
+            if state.identical:
+                return planned[m], gives_up, ties[m]
+            return gives_up, planned[m], ties[m]
+
+        extras = set(sorted(topic.subscribers, key=rank)[:extra])
+        for m in topic.subscribers:
+            quota[(t, m)] = topic.floor + (m in extras)
+            planned[m] += quota[(t, m)]
+    return quota
+
+
+def _place(
+    state: _State,
+    items: list[tuple[int, tuple[float, TopicPartition]]],
+    room: dict[tuple[int, int], int],
+    heat: Callable[[tuple[float, TopicPartition]], float] = lambda item: item[0],
+) -> None:
+    """Hottest first (LPT), each partition to the least-loaded member with room for its topic.
+
+    ``heat`` orders the partitions; restarts perturb it to reach other local optima."""
+    load, count, tie = state.load, state.count, state.tie
+    heaps = [
+        [(load[m], count[m], tie[m], m) for m in topic.subscribers if room[(t, m)]]
+        for t, topic in enumerate(state.topics)
+    ]
+    for heap in heaps:
+        heapq.heapify(heap)
+    for t, item in sorted(items, key=lambda e: (-heat(e[1]), e[1][1].sort_key())):
+        heap = heaps[t]
+        while True:
+            # Entries go stale when their member takes a partition of another topic; loads only
+            # grow, so a stale entry surfaces early and is pushed back with its current load.
+            seen_load, seen_count, _, m = heapq.heappop(heap)
+            if seen_load == load[m] and seen_count == count[m]:
+                break
+            heapq.heappush(heap, (load[m], count[m], tie[m], m))
+        state.give(t, m, item)
+        room[(t, m)] -= 1
+        if room[(t, m)]:
+            heapq.heappush(heap, (load[m], count[m], tie[m], m))
+
+
+def _construct_global(state: _State) -> None:
+    """All partitions hottest first, with the rooms (who holds each topic's ceilings) fixed
+    first so that counts stay balanced."""
+    items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
+    _place(state, items, _quotas(state, {}))
+
+
+def _construct_perturbed(state: _State, rng: random.Random) -> None:
+    """Like :func:`_construct_global` with shuffled ceilings and partition heat jittered by up
+    to ±25%: a restart that lands in another local optimum."""
+    noise = {
+        item[1]: rng.uniform(0.75, 1.25) for topic in state.topics for item in topic.partitions
+    }
+    tie = [rng.random() for _ in state.load]
+    items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
+    _place(state, items, _quotas(state, {}, tie), heat=lambda item: item[0] * noise[item[1]])
+
+
+def _construct_sticky(state: _State, owners: Mapping[TopicPartition, int]) -> None:
+    """Start from what members own: each keeps its partitions of topics it still subscribes,
+    up to its quota (giving up its hottest first, which is what unloads it most); the rest is
+    placed hottest first."""
+    kept: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = {}
+    free: list[tuple[int, tuple[float, TopicPartition]]] = []
+    for t, topic in enumerate(state.topics):
+        subscribers = set(topic.subscribers)
+        for item in topic.partitions:
+            m = owners.get(item[1])
+            if m is not None and m in subscribers:
+                kept.setdefault((t, m), []).append(item)
+            else:
+                free.append((t, item))
+    room = _quotas(state, {key: len(items) for key, items in kept.items()})
+    for (t, m), items in kept.items():
+        excess = max(len(items) - room[(t, m)], 0)
+        # topic.partitions is hottest first, so the excess is the member's hottest
+        free.extend((t, item) for item in items[:excess])
+        for item in items[excess:]:
+            state.give(t, m, item)
+        room[(t, m)] -= len(items) - excess
+    _place(state, free, room)
+
+
+_Held = tuple[int, tuple[float, TopicPartition]]  # (topic index, (weight, partition))
+
+
+@dataclass(slots=True)
+class _Exchange:
+    """Partitions the giver hands to the taker, and those it takes back; ``gain`` is how much
+    the larger of the two loads falls."""
+
+    gain: float
+    giver: int
+    taker: int
+    out: tuple[_Held, ...]
+    back: tuple[_Held, ...] = ()
+
+
+def _nearest(
+    held: list[tuple[float, TopicPartition]], target: float
+) -> Iterable[tuple[float, TopicPartition]]:
+    """The items of ``held`` (sorted by weight) just below and above ``target``."""
+    i = bisect.bisect_left(held, target, key=lambda item: item[0])
+    return held[max(i - 1, 0) : i + 1]
+
+
+class _Search:
+    """The improvement step; ``budget`` counts candidate exchanges examined."""
+
+    def __init__(self, state: _State, budget: int) -> None:
+        self.state = state
+        self.budget = budget
+        self.threshold = 0.0
+        self.subscribed: list[set[int]] = [set() for _ in state.load]
+        for t, topic in enumerate(state.topics):
+            for m in topic.subscribers:
+                self.subscribed[m].add(t)
+
+    def at_ceil(self, t: int, m: int) -> bool:
+        topic = self.state.topics[t]
+        return topic.ceil > topic.floor and len(self.state.holding(t, m)) == topic.ceil
+
+    def at_floor(self, t: int, m: int) -> bool:
+        topic = self.state.topics[t]
+        return topic.ceil > topic.floor and len(self.state.holding(t, m)) == topic.floor
+
+    def may_move_total(self, giver: int, taker: int) -> bool:
+        s = self.state
+        if not s.identical:
+            return True
+        return s.count[giver] == s.global_ceil and s.count[taker] == s.global_floor < s.global_ceil
+
+    def run(self, target: float = 0.0) -> None:
+        """Improve until no exchange helps, the budget is spent, or no load exceeds ``target``.
+
+        Sweeps go heaviest member first: each exchange lowers the larger of two loads, so the
+        loads sorted in decreasing order fall lexicographically and the sweeps end. Balancing
+        pairs below the top is what frees room for the top member on a later sweep.
+        """
+        load = self.state.load
+        changed = True
+        while changed and self.budget > 0:
+            changed = False
+            for giver in sorted(range(len(load)), key=lambda m: (-load[m], self.state.tie[m])):
+                self.threshold = MIN_GAIN * max(load)
+                while self.budget > 0:
+                    if max(load) <= target:
+                        return
+                    best = self.best_exchange(giver) or self.best_double(giver)
+                    if best is None:
+                        break
+                    self.apply(best)
+                    changed = True
+
+    def best_exchange(self, giver: int) -> _Exchange | None:
+        """The exchange with a lighter member that lowers the larger of the two loads most."""
+        s = self.state
+        best: _Exchange | None = None
+        for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
+            gap = s.load[giver] - s.load[taker]
+            # No exchange with this or any later (heavier) taker can gain more than gap / 2.
+            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+                break
+            best = self.best_with(giver, taker, gap, best)
+            if self.budget <= 0:
+                break
+        return best if best is not None and best.gain > self.threshold else None
+
+    def best_with(
+        self, giver: int, taker: int, gap: float, best: _Exchange | None
+    ) -> _Exchange | None:
+        s = self.state
+        common = self.subscribed[giver] & self.subscribed[taker]
+        move_total = self.may_move_total(giver, taker)
+        for t in common:
+            mine = s.held.get((t, giver))
+            if not mine:
+                continue
+            theirs = s.holding(t, taker)
+            movable = move_total and self.at_ceil(t, giver) and self.at_floor(t, taker)
+            for item in mine:
+                w = item[0]
+                self.budget -= 1
+                if movable and 0 < w < gap and (best is None or min(w, gap - w) > best.gain):
+                    best = _Exchange(min(w, gap - w), giver, taker, ((t, item),))
+                for other in _nearest(theirs, w - gap / 2):
+                    d = w - other[0]
+                    if 0 < d < gap:
+                        gain = min(d, gap - d)
+                        if best is None or gain > best.gain:
+                            best = _Exchange(gain, giver, taker, ((t, item),), ((t, other),))
+        if len(common) > 1:
+            best = self.best_cross_topic(giver, taker, gap, common, best)
+        return best
+
+    def best_cross_topic(
+        self, giver: int, taker: int, gap: float, common: set[int], best: _Exchange | None
+    ) -> _Exchange | None:
+        # Giver hands over a partition of a topic where it holds the ceiling and the taker the
+        # floor, and takes back one of a topic where the roles are reversed: every member's
+        # counts stay within their floors and ceilings.
+        s = self.state
+        out_topics = [t for t in common if self.at_ceil(t, giver) and self.at_floor(t, taker)]
+        back_topics = [u for u in common if self.at_floor(u, giver) and self.at_ceil(u, taker)]
+        if not out_topics or not back_topics:
+            return best
+        for t in out_topics:
+            for item in s.held.get((t, giver), ()):
+                w = item[0]
+                for u in back_topics:
+                    self.budget -= 1
+                    for other in _nearest(s.holding(u, taker), w - gap / 2):
+                        d = w - other[0]
+                        if 0 < d < gap:
+                            gain = min(d, gap - d)
+                            if best is None or gain > best.gain:
+                                best = _Exchange(gain, giver, taker, ((t, item),), ((u, other),))
+        return best
+
+    def best_double(self, giver: int) -> _Exchange | None:
+        """Two same-topic swaps with one lighter member at once, for when no single exchange
+        helps: e.g. the giver trades a hot partition of t for a cold one and takes a hot one of
+        u back for a warm one, which neither swap does alone."""
+        s = self.state
+        best: _Exchange | None = None
+        for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
+            gap = s.load[giver] - s.load[taker]
+            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+                break
+            swaps = sorted(
+                (mine[0] - theirs[0], t, mine, theirs)
+                for t in self.subscribed[giver] & self.subscribed[taker]
+                for mine in s.held.get((t, giver), ())
+                for theirs in s.held.get((t, taker), ())
+            )
+            if len(swaps) > MAX_DOUBLE_SWAPS:
+                continue
+            self.budget -= len(swaps)
+            deltas = [d for d, *_ in swaps]
+            for d1, t1, mine1, theirs1 in swaps:
+                j = bisect.bisect_left(deltas, gap / 2 - d1)
+                for d2, t2, mine2, theirs2 in swaps[max(j - 2, 0) : j + 2]:
+                    d = d1 + d2
+                    if not 0 < d < gap or mine1 is mine2 or theirs1 is theirs2:
+                        continue
+                    gain = min(d, gap - d)
+                    if best is None or gain > best.gain:
+                        best = _Exchange(
+                            gain,
+                            giver,
+                            taker,
+                            ((t1, mine1), (t2, mine2)),
+                            ((t1, theirs1), (t2, theirs2)),
+                        )
+            if self.budget <= 0:
+                break
+        return best if best is not None and best.gain > self.threshold else None
+
+    def apply(self, e: _Exchange) -> None:
+        s = self.state
+        for t, item in e.out:
+            s.take(t, e.giver, item)
+            s.give(t, e.taker, item)
+        for u, other in e.back:
+            s.take(u, e.taker, other)
+            s.give(u, e.giver, other)
+
+
+def balance(
+    group: Group,
+    weights: Mapping[TopicPartition, float],
+    *,
+    owners: Mapping[TopicPartition, str] | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+) -> Assignment:
+    """Assign ``group`` minimising the largest member total of ``weights``.
+
+    With ``owners``, partitions stay with them unless that leaves the largest total more than
+    ``tolerance`` (a fraction) above what a fresh assignment achieves.
+    """
+    topics = _topics(group, weights)
+    size = sum(len(t.partitions) for t in topics)
+    constructions: list[Callable[[_State], None]] = [_construct_by_topic]
+    if size <= GLOBAL_CONSTRUCTION_LIMIT:
+        constructions.append(_construct_global)
+    # Restarts are cheap on small groups, where a single local optimum can be a few percent
+    # off; seeded by their number, so the result stays deterministic.
+    restarts = min(MAX_RESTARTS, RESTART_WORK // max(size, 1))
+    constructions += [
+        functools.partial(_construct_perturbed, rng=random.Random(i)) for i in range(restarts)
+    ]
+    budget = search_budget // (len(constructions) + bool(owners))
+    best: _State | None = None
+    for construct in constructions:
+        # Two different starting points reach different local optima; keep the better one.
+        state = _new_state(group, topics)
+        construct(state)
+        _Search(state, budget).run()
+        if best is None or _worse(best, state):
+            best = state
+    assert best is not None
+    if owners:
+        index = {m.id: i for i, m in enumerate(group.members)}
+        sticky = _new_state(group, topics)
+        _construct_sticky(sticky, {tp: index[m] for tp, m in owners.items() if m in index})
+        target = max(best.load, default=0.0) * (1 + tolerance)
+        _Search(sticky, budget).run(target)
+        if max(sticky.load, default=0.0) <= target:
+            best = sticky
+    return _to_assignment(group, best)
+
+
+def _worse(a: _State, b: _State) -> bool:
+    """Whether ``a`` is worse than ``b``: loads compared largest first."""
+    return sorted(a.load, reverse=True) > sorted(b.load, reverse=True)
+
+
+def _to_assignment(group: Group, state: _State) -> Assignment:
+    assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
+    for (_, m), held in state.held.items():
+        assigned[group.members[m].id].extend(tp for _, tp in held)
+    return Assignment.build(
+        group.members, {m: sorted(tps, key=TopicPartition.sort_key) for m, tps in assigned.items()}
+    )
+
+
+@register
+class BalancedAssignor(Strategy):
+    name = "balanced"
+    uses_lag = True
+
+    def __init__(
+        self,
+        *,
+        sticky: bool = True,
+        tolerance: float = DEFAULT_TOLERANCE,
+        search_budget: int = DEFAULT_SEARCH_BUDGET,
+    ) -> None:
+        if tolerance < 0:
+            raise ValueError(f"tolerance must not be negative, got {tolerance}")
+        self.sticky = sticky
+        self.tolerance = tolerance
+        self.search_budget = search_budget
+
+    def assign(self, group: Group) -> Assignment:
+        lags = group_lags(group)
+        return balance(
+            group,
+            {tp: float(lag) for tp, lag in lags.items()},
+            owners=group.current_owners() if self.sticky else None,
+            tolerance=self.tolerance,
+            search_budget=self.search_budget,
+        )
