@@ -7,11 +7,11 @@ import pytest
 from lagassign.lag import group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group, Member, Topic, TopicPartition
+from lagassign.optimum import optimum
 from lagassign.samples import FAMILIES, generate, suite
 from lagassign.strategies import create, names
 from lagassign.strategies.balanced import BalancedAssignor
 from tests.builders import group, lag_topic, partitions_of, tps
-from tests.milp import optimum
 
 
 def max_lag(g: Group, strategy: str | BalancedAssignor) -> int:
