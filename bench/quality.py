@@ -43,13 +43,27 @@ def run(per_family: int, max_partitions: int, time_limit: float) -> dict[str, ob
         for name in names():
             got = evaluate(g, create(name).assign(g), lags).max_member_lag
             ratios[name] = got / reference if reference else 1.0
-        rows.append({"family": sample.family, "seed": sample.seed, "partitions": len(lags),
-                     "members": len(g.members), "proven": best.proven,
-                     "optimum": best.value, "bound": best.bound, "ratios": ratios})
+        rows.append(
+            {
+                "family": sample.family,
+                "seed": sample.seed,
+                "partitions": len(lags),
+                "members": len(g.members),
+                "proven": best.proven,
+                "optimum": best.value,
+                "bound": best.bound,
+                "ratios": ratios,
+            }
+        )
         print(f"\r{i}/{len(samples)} groups", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    return {"per_family": per_family, "max_partitions": max_partitions, "time_limit": time_limit,
-            "seconds": round(time.perf_counter() - started, 1), "groups": rows}
+    return {
+        "per_family": per_family,
+        "max_partitions": max_partitions,
+        "time_limit": time_limit,
+        "seconds": round(time.perf_counter() - started, 1),
+        "groups": rows,
+    }
 
 
 def summary(result: dict[str, object]) -> list[dict[str, object]]:
@@ -59,14 +73,16 @@ def summary(result: dict[str, object]) -> list[dict[str, object]]:
     for name in names():
         ratios = sorted(g["ratios"][name] for g in groups)
         worst = max(groups, key=lambda g: g["ratios"][name])
-        table.append({
-            "strategy": name,
-            "median": statistics.median(ratios),
-            "p90": ratios[int(0.9 * (len(ratios) - 1))],
-            "worst": ratios[-1],
-            "worst_group": f"{worst['family']} #{worst['seed']}",
-            "within_1pct": sum(r <= 1.01 for r in ratios) / len(ratios),
-        })
+        table.append(
+            {
+                "strategy": name,
+                "median": statistics.median(ratios),
+                "p90": ratios[int(0.9 * (len(ratios) - 1))],
+                "worst": ratios[-1],
+                "worst_group": f"{worst['family']} #{worst['seed']}",
+                "within_1pct": sum(r <= 1.01 for r in ratios) / len(ratios),
+            }
+        )
     return table
 
 
@@ -84,8 +100,10 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         "|---|---:|---:|---:|---|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['strategy']} | {r['median']:.3f} | {r['p90']:.3f} | {r['worst']:.3f} "
-                     f"| {r['worst_group']} | {r['within_1pct']:.0%} |")
+        lines.append(
+            f"| {r['strategy']} | {r['median']:.3f} | {r['p90']:.3f} | {r['worst']:.3f} "
+            f"| {r['worst_group']} | {r['within_1pct']:.0%} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -99,10 +117,18 @@ def main() -> None:
     rows = summary(result)
     table = Table(title="largest member lag ÷ optimum")
     for column in ("strategy", "median", "p90", "worst", "worst group", "within 1%"):
-        table.add_column(column, justify="left" if column in ("strategy", "worst group") else "right")
+        table.add_column(
+            column, justify="left" if column in ("strategy", "worst group") else "right"
+        )
     for r in rows:
-        table.add_row(str(r["strategy"]), f"{r['median']:.3f}", f"{r['p90']:.3f}",
-                      f"{r['worst']:.3f}", str(r["worst_group"]), f"{r['within_1pct']:.0%}")
+        table.add_row(
+            str(r["strategy"]),
+            f"{r['median']:.3f}",
+            f"{r['p90']:.3f}",
+            f"{r['worst']:.3f}",
+            str(r["worst_group"]),
+            f"{r['within_1pct']:.0%}",
+        )
     Console().print(table)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "quality.json").write_text(json.dumps({**result, "summary": rows}, indent=1))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 
 from lagassign.model import Assignment, Group, TopicPartition
 
@@ -58,6 +59,32 @@ def lower_bound(lags: Mapping[TopicPartition, int], members: int) -> float:
     if members == 0:
         return 0.0
     return max(sum(lags.values()) / members, max(lags.values(), default=0))
+
+
+def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0) -> float:
+    """A lower bound on the largest member total, stronger than total ÷ members when a few
+    partitions carry the lag.
+
+    Among the k·M + 1 heaviest partitions some member gets k + 1, so its total is at least the
+    k + 1 lightest of them; and when every member gets at least ``min_count`` partitions, that
+    member holds at least ``min_count - k - 1`` more, no lighter than the lightest of the rest.
+    """
+    desc = sorted(weights, reverse=True)
+    n = len(desc)
+    lightest = list(accumulate(reversed(desc), initial=0.0))  # lightest[j]: the j lightest
+    best = sum(desc) / members if members else 0.0
+    for k in range((n - 1) // max(members, 1) + 1):
+        top = k * members + 1
+        window = desc[top - k - 1 : top]  # the k + 1 lightest of the top k·M + 1
+        more = max(min(min_count, n) - k - 1, 0)
+        # the `more` lightest partitions outside the window (it starts n - top from the end)
+        outside = n - top
+        if more <= outside:
+            rest = lightest[more]
+        else:
+            rest = lightest[outside] + lightest[k + 1 + more] - lightest[outside + k + 1]
+        best = max(best, sum(window) + rest)
+    return best
 
 
 def moves(group: Group, assignment: Assignment) -> int:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from lagassign.metrics import pigeonhole_bound
 from lagassign.model import Group, TopicPartition
 
 
@@ -42,26 +43,6 @@ class Optimum:
     def certifies(self, achieved: float, within: float) -> bool:
         """Whether ``achieved`` is provably within the fraction ``within`` of the optimum."""
         return achieved <= self.bound * (1 + within) + 1e-9
-
-
-def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0) -> float:
-    """A lower bound on the largest member total, stronger than the LP's total ÷ members when a
-    few partitions carry the lag.
-
-    Among the k·M + 1 heaviest partitions some member gets k + 1, so its total is at least the
-    k + 1 lightest of them; and when every member gets at least ``min_count`` partitions, that
-    member holds at least ``min_count - k - 1`` more, no lighter than the lightest of the rest.
-    """
-    w = sorted(weights, reverse=True)
-    best = 0.0
-    for k in range((len(w) - 1) // max(members, 1) + 1):
-        top = k * members + 1
-        if top > len(w):
-            break
-        more = max(min_count - k - 1, 0)
-        rest = sorted(w[: top - k - 1] + w[top:])[:more]
-        best = max(best, sum(w[top - k - 1 : top]) + sum(rest))
-    return best
 
 
 def optimum(

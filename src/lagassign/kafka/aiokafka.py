@@ -1,0 +1,206 @@
+"""lagassign's strategies as aiokafka 0.14 partition assignors.
+
+::
+
+    from aiokafka import AIOKafkaConsumer
+    from lagassign.kafka.aiokafka import assignor
+
+    settings = dict(bootstrap_servers="127.0.0.1:9092", group_id="orders")
+    consumer = AIOKafkaConsumer(
+        "orders",
+        partition_assignment_strategy=[assignor("lag", auto_offset_reset="earliest", **settings)],
+        auto_offset_reset="earliest",
+        **settings,
+    )
+
+aiokafka implements the eager rebalance protocol only, so every strategy runs eagerly here;
+``cooperative-sticky`` then sends no owned partitions (eager members revoke everything before
+they join, as in Kafka) and withholds nothing: use ``sticky`` for stickiness with aiokafka.
+
+**Blocking.** aiokafka calls ``assign()`` on the group leader synchronously, on the event loop.
+A strategy that reads lag therefore reads the offsets in a worker thread (through an
+:class:`~lagassign.kafka.offsets.OffsetsReader` of its own) and the event loop waits for it at
+most ``lag_timeout`` seconds, **1 s by default** (kafka-python: 3 s); past that, the leader
+assigns with lag 0 and logs one warning. The wait happens only on the leader, only for strategies
+that read lag, and only inside a rebalance, when aiokafka has stopped heartbeats and (eager
+protocol) revoked every partition, so no message is held up; other coroutines of the
+application are. Prefetching the offsets in a rebalance listener was considered and not done:
+the leader is not known before JoinGroup returns, so every member would have to read them on
+every rebalance, and the read would still be waited for when it runs late.
+
+**Member metadata.** aiokafka's ``ConsumerProtocolMemberMetadata`` is version 0 (topics and user
+data), so owned partitions and the generation travel in the user data, in the layout of Kafka's
+sticky assignor (:func:`~lagassign.kafka.group.encode_user_data`). aiokafka does not tell
+assignors the group's generation: the leader numbers its assignments instead (one more than the
+highest number its members report) and sends the number in the assignment's user data; members
+report it back as their generation.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aiokafka.coordinator.assignors.abstract import (  # type: ignore[import-untyped]
+    AbstractPartitionAssignor,
+)
+from aiokafka.coordinator.protocol import (  # type: ignore[import-untyped]
+    ConsumerProtocolMemberAssignment,
+    ConsumerProtocolMemberMetadata,
+)
+
+from lagassign.kafka.group import (
+    GroupAssignor,
+    LeaderAssignment,
+    OffsetsFetch,
+    Subscription,
+    client_properties,
+    decode_user_data,
+    encode_user_data,
+    sends_owned,
+)
+from lagassign.model import TopicPartition
+from lagassign.strategies import RebalanceProtocol, Strategy, create, names
+
+__all__ = ["DEFAULT_LAG_TIMEOUT", "LagassignAssignor", "assignor", "assignors"]
+
+#: seconds the leader blocks the event loop for offsets at most, by default
+DEFAULT_LAG_TIMEOUT = 1.0
+METADATA_VERSION = 0
+ASSIGNMENT_VERSION = 0
+
+
+class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
+    """An aiokafka assignor running one lagassign strategy (build it with :func:`assignor`).
+
+    ``last_result`` holds what this member computed the last time it led the group.
+    """
+
+    def __init__(self, glue: GroupAssignor) -> None:
+        self.glue = glue
+        self.last_result: LeaderAssignment | None = None
+        self._owned: tuple[TopicPartition, ...] = ()
+        self._generation: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.glue.name
+
+    def __repr__(self) -> str:
+        return f"LagassignAssignor({self.name!r})"
+
+    def metadata(self, topics: Iterable[str]) -> Any:
+        """This member's subscription for the JoinGroup request."""
+        owned = self._owned if sends_owned(self.glue.strategy, RebalanceProtocol.EAGER) else ()
+        return ConsumerProtocolMemberMetadata(
+            METADATA_VERSION, sorted(topics), encode_user_data(owned, self._generation)
+        )
+
+    def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
+        """The leader's assignment: ``{member_id: ConsumerProtocolMemberAssignment}``."""
+        subscriptions = [decode_metadata(mid, metadata) for mid, metadata in members.items()]
+        result = self.glue.assign(subscriptions, cluster.partitions_for_topic)
+        self.last_result = result
+        generation = 1 + max((s.generation or 0 for s in subscriptions), default=0)
+        user_data = struct.pack(">i", generation)
+        return {
+            s.member_id: ConsumerProtocolMemberAssignment(
+                ASSIGNMENT_VERSION, result.by_topic(s.member_id), user_data
+            )
+            for s in subscriptions
+        }
+
+    def on_assignment(self, assignment: Any) -> None:
+        self._owned = tuple(
+            TopicPartition(tp.topic, tp.partition) for tp in assignment.partitions()
+        )
+        data = assignment.user_data
+        self._generation = struct.unpack(">i", data)[0] if data and len(data) == 4 else None
+
+
+def decode_metadata(member_id: str, metadata: Any) -> Subscription:
+    """A member's ``ConsumerProtocolMemberMetadata`` (or its bytes) as the leader sees it."""
+    if isinstance(metadata, (bytes, bytearray, memoryview)):
+        metadata = ConsumerProtocolMemberMetadata.decode(bytes(metadata))
+    owned, generation = decode_user_data(metadata.user_data)
+    return Subscription(member_id, tuple(metadata.subscription), owned, generation)
+
+
+def assignor(
+    name: str,
+    *,
+    group_id: str,
+    auto_offset_reset: str = "latest",
+    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+    offsets_config: Mapping[str, str] | None = None,
+    fetch: OffsetsFetch | None = None,
+    **connection: Any,
+) -> LagassignAssignor:
+    """An aiokafka assignor for the strategy ``name`` (a name of ``lagassign strategies``).
+
+    ``connection``: the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``,
+    ``sasl_*`` settings, and ``ssl_cafile``, ``ssl_certfile``, ``ssl_keyfile``,
+    ``ssl_password`` for what the consumer's ``ssl_context`` holds, for the leader's offsets
+    reader (strategies that read lag need ``bootstrap_servers``); librdkafka properties in
+    ``offsets_config``. ``auto_offset_reset`` should be the consumer's.
+    """
+    return _build(
+        create(name),
+        group_id=group_id,
+        auto_offset_reset=auto_offset_reset,
+        lag_timeout=lag_timeout,
+        offsets_config=offsets_config,
+        fetch=fetch,
+        connection=connection,
+    )
+
+
+def assignors(
+    strategies: Iterable[str] | None = None,
+    *,
+    group_id: str,
+    auto_offset_reset: str = "latest",
+    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+    offsets_config: Mapping[str, str] | None = None,
+    fetch: OffsetsFetch | None = None,
+    **connection: Any,
+) -> list[LagassignAssignor]:
+    """Assignors for ``strategies`` (every registered strategy if None), in that order of
+    preference (see :func:`assignor`)."""
+    return [
+        _build(
+            create(n),
+            group_id=group_id,
+            auto_offset_reset=auto_offset_reset,
+            lag_timeout=lag_timeout,
+            offsets_config=offsets_config,
+            fetch=fetch,
+            connection=connection,
+        )
+        for n in (names() if strategies is None else strategies)
+    ]
+
+
+def _build(
+    strategy: Strategy,
+    *,
+    group_id: str,
+    auto_offset_reset: str,
+    lag_timeout: float,
+    offsets_config: Mapping[str, str] | None,
+    fetch: OffsetsFetch | None,
+    connection: Mapping[str, Any],
+) -> LagassignAssignor:
+    if RebalanceProtocol.EAGER not in strategy.protocols:
+        raise ValueError(f"strategy {strategy.name!r} needs the cooperative protocol")
+    return LagassignAssignor(
+        GroupAssignor(
+            strategy,
+            group_id=group_id,
+            offsets_config=client_properties(connection, offsets_config),
+            auto_offset_reset=auto_offset_reset,
+            lag_timeout=lag_timeout,
+            fetch=fetch,
+        )
+    )

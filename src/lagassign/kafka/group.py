@@ -1,0 +1,504 @@
+"""What a group leader does with a lagassign strategy, whatever the Kafka client.
+
+The consumer-group adapters (:mod:`lagassign.kafka.kafka_python`, :mod:`lagassign.kafka.aiokafka`)
+only translate their client's types. Everything else happens here, once:
+
+1. build a model :class:`~lagassign.model.Group` from the leader's view: each member's id,
+   subscription, owned partitions and generation (:class:`Subscription`), and the partitions of
+   every subscribed topic from the client's cluster metadata;
+2. if the strategy reads lag (``Strategy.uses_lag``), read the group's committed offsets and the
+   partitions' log start and end offsets with an
+   :class:`~lagassign.kafka.offsets.OffsetsReader` of the leader's own, under a deadline;
+   if that fails or runs out of time, log **one** warning and assign as if every lag were 0
+   (the strategy then balances partition counts): a rebalance never fails because of lag;
+3. run the strategy and hand back partitions per member (:class:`LeaderAssignment`).
+
+It also holds the client-independent parts of the wire format: the connection settings of the
+Python clients turned into librdkafka properties for the reader (:func:`client_properties`) and
+the user data that carries a member's owned partitions and generation when the client's
+subscription has no fields for them (:func:`encode_user_data`).
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from lagassign.model import (
+    Assignment,
+    Group,
+    Member,
+    Offsets,
+    Partition,
+    Topic,
+    TopicPartition,
+    java_order,
+)
+from lagassign.strategies import RebalanceProtocol, Strategy, create
+
+log = logging.getLogger(__name__)
+
+#: seconds the leader waits for offsets by default: well below any rebalance timeout
+DEFAULT_LAG_TIMEOUT = 3.0
+#: how long past the deadline a reader that overruns its own timeout is waited for
+_GRACE = 0.1
+#: prefetched offsets older than this (seconds) are read again by the leader's assign()
+PREFETCH_MAX_AGE = 60.0
+#: a prefetch this recent (seconds) is not repeated (JoinGroup retries)
+PREFETCH_REUSE = 5.0
+
+#: reads committed, earliest and latest offsets: (group, topics, timeout) -> offsets
+OffsetsFetch = Callable[[str, Sequence[str], float], Mapping[TopicPartition, Offsets]]
+#: partitions of a topic from the client's cluster metadata; None if the topic is unknown
+PartitionsForTopic = Callable[[str], Iterable[int] | None]
+
+LagSource = Literal["offsets", "unavailable", "unused"]
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """A member of the group as the leader sees it in the member's JoinGroup metadata."""
+
+    member_id: str
+    topics: tuple[str, ...]
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+    instance_id: str | None = None
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class LeaderAssignment:
+    """What the leader computed: the group it saw, the assignment and where lag came from.
+
+    ``lag`` is ``"offsets"`` when the offsets were read, ``"unavailable"`` when reading them
+    failed (every lag was taken as 0; ``error`` says why) and ``"unused"`` when the strategy
+    does not read lag (or no subscribed topic has partitions). ``seconds`` is the time the
+    whole assignment took, reading included; ``prefetched`` says the offsets (or the failure)
+    came from :meth:`GroupAssignor.prefetch`.
+    """
+
+    strategy: str
+    group: Group
+    assignment: Assignment
+    lag: LagSource
+    seconds: float
+    error: str | None = None
+    prefetched: bool = False
+
+    def partitions(self, member_id: str) -> tuple[TopicPartition, ...]:
+        return self.assignment[member_id]
+
+    def by_topic(self, member_id: str) -> list[tuple[str, list[int]]]:
+        """A member's partitions grouped by topic, topics in the order they first appear."""
+        grouped: dict[str, list[int]] = {}
+        for tp in self.assignment[member_id]:
+            grouped.setdefault(tp.topic, []).append(tp.partition)
+        return list(grouped.items())
+
+
+class OffsetsUnavailable(Exception):
+    """Reading offsets failed or ran out of time (the leader then assigns with lag 0)."""
+
+
+def read_offsets(
+    config: Mapping[str, str], group: str, topics: Sequence[str], timeout: float
+) -> Mapping[TopicPartition, Offsets]:
+    """Committed, earliest and latest offsets through a new :class:`OffsetsReader`."""
+    # imported here: confluent-kafka is only needed when a strategy reads lag
+    from lagassign.kafka.offsets import OffsetsReader
+
+    with OffsetsReader(config, timeout=timeout) as reader:
+        return reader.offsets(group, topics)
+
+
+def fetch_within(
+    fetch: OffsetsFetch, group: str, topics: Sequence[str], timeout: float
+) -> Mapping[TopicPartition, Offsets]:
+    """``fetch`` in a worker thread; its answer, or :class:`OffsetsUnavailable` at the deadline.
+
+    The fetch gets ``timeout`` as its own deadline; a fetch that overruns it is left to finish
+    on its own (the thread is a daemon), so the caller never waits much longer than
+    ``timeout``.
+    """
+    result: list[Mapping[TopicPartition, Offsets]] = []
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            result.append(fetch(group, topics, timeout))
+        except BaseException as exc:  # reported to the caller, whatever it is
+            failure.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"lagassign-offsets-{group}", daemon=True).start()
+    if not done.wait(timeout + _GRACE):
+        raise OffsetsUnavailable(f"no answer within {timeout:g} s")
+    if failure:
+        exc = failure[0]
+        raise OffsetsUnavailable(f"{type(exc).__name__}: {exc}") from exc
+    return result[0]
+
+
+class GroupAssignor:
+    """One strategy, as the group leader runs it (see the module docstring).
+
+    ``offsets_config`` holds the client properties (``bootstrap.servers``, ``security.*``,
+    ``sasl.*``, ``ssl.*``) of the leader's :class:`OffsetsReader`; ``fetch`` replaces the reader
+    altogether (tests). Neither is used by strategies that do not read lag.
+    """
+
+    def __init__(
+        self,
+        strategy: str | Strategy,
+        *,
+        group_id: str,
+        offsets_config: Mapping[str, str] | None = None,
+        auto_offset_reset: str = "latest",
+        lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+        fetch: OffsetsFetch | None = None,
+    ) -> None:
+        if lag_timeout <= 0:
+            raise ValueError(f"lag_timeout must be positive, got {lag_timeout}")
+        self.strategy = create(strategy) if isinstance(strategy, str) else strategy
+        self.group_id = group_id
+        self.auto_offset_reset = auto_offset_reset
+        self.lag_timeout = lag_timeout
+        if fetch is None:
+            config = dict(offsets_config or {})
+            if self.strategy.uses_lag and "bootstrap.servers" not in config:
+                raise ValueError(
+                    f"strategy {self.strategy.name!r} reads lag: offsets_config needs "
+                    "bootstrap.servers"
+                )
+
+            def fetch(
+                group: str, topics: Sequence[str], timeout: float
+            ) -> Mapping[TopicPartition, Offsets]:
+                return read_offsets(config, group, topics, timeout)
+
+        self._fetch = fetch
+        self._prefetched: _Prefetch | None = None
+
+    @property
+    def name(self) -> str:
+        return self.strategy.name
+
+    @property
+    def protocols(self) -> tuple[RebalanceProtocol, ...]:
+        return self.strategy.protocols
+
+    def __repr__(self) -> str:
+        return f"GroupAssignor({self.name!r}, group_id={self.group_id!r})"
+
+    def prefetch(self, topics: Iterable[str]) -> None:
+        """Reads the offsets of ``topics`` now, for the next :meth:`assign` to use.
+
+        For a member that expects to lead the coming rebalance (it led the last one): the
+        kafka-python adapter calls this before the member sends JoinGroup, so that ``assign()``
+        itself is quick (see :mod:`lagassign.kafka.kafka_python`). Waits at most
+        ``lag_timeout``; a failure is kept and reported (one warning) by the ``assign()`` that
+        uses it. Does nothing for strategies that do not read lag, or when a prefetch of the
+        same topics is younger than :data:`PREFETCH_REUSE` seconds (a retried JoinGroup).
+        """
+        if not self.strategy.uses_lag:
+            return
+        wanted = frozenset(topics)
+        if not wanted:
+            return
+        now = time.monotonic()
+        kept = self._prefetched
+        if kept is not None and wanted <= kept.topics and now - kept.at <= PREFETCH_REUSE:
+            return
+        ordered = sorted(wanted, key=java_order)
+        try:
+            offsets = fetch_within(self._fetch, self.group_id, ordered, self.lag_timeout)
+            self._prefetched = _Prefetch(time.monotonic(), wanted, offsets, None)
+        except OffsetsUnavailable as exc:
+            self._prefetched = _Prefetch(time.monotonic(), wanted, {}, str(exc))
+
+    def discard_prefetch(self) -> None:
+        self._prefetched = None
+
+    def assign(
+        self, subscriptions: Sequence[Subscription], partitions_for_topic: PartitionsForTopic
+    ) -> LeaderAssignment:
+        """Partitions for every member of ``subscriptions``; never fails because of lag.
+
+        Uses the offsets of a :meth:`prefetch` younger than :data:`PREFETCH_MAX_AGE` seconds
+        that covers every subscribed topic, else reads them now, under ``lag_timeout``.
+        """
+        started = time.monotonic()
+        prefetched, self._prefetched = self._prefetched, None
+        counts = _partitions(subscriptions, partitions_for_topic)
+        lag: LagSource = "unused"
+        error: str | None = None
+        offsets: Mapping[TopicPartition, Offsets] = {}
+        topics = sorted((t for t, ps in counts.items() if ps), key=java_order)
+        used_prefetch = (
+            prefetched is not None
+            and started - prefetched.at <= PREFETCH_MAX_AGE
+            and prefetched.topics >= set(topics)
+        )
+        if self.strategy.uses_lag and topics:
+            try:
+                if used_prefetch:
+                    assert prefetched is not None
+                    if prefetched.error is not None:
+                        raise OffsetsUnavailable(prefetched.error)
+                    offsets = prefetched.offsets
+                else:
+                    offsets = fetch_within(self._fetch, self.group_id, topics, self.lag_timeout)
+                lag = "offsets"
+            except OffsetsUnavailable as exc:
+                lag, error = "unavailable", str(exc)
+                log.warning(
+                    "lagassign: could not read the offsets of group %r (%s); strategy %r "
+                    "assigns %d partitions to %d members as if every lag were 0",
+                    self.group_id,
+                    error,
+                    self.name,
+                    sum(len(ps) for ps in counts.values()),
+                    len(subscriptions),
+                )
+        group = build_group(
+            self.group_id, subscriptions, counts, offsets, auto_offset_reset=self.auto_offset_reset
+        )
+        assignment = self.strategy.assign(group)
+        seconds = time.monotonic() - started
+        log.debug(
+            "lagassign: group %r, strategy %r, lag %s%s: %s (%.3f s)",
+            self.group_id,
+            self.name,
+            lag,
+            " (prefetched)" if used_prefetch and lag != "unused" else "",
+            assignment.as_lists(),
+            seconds,
+        )
+        return LeaderAssignment(
+            self.name, group, assignment, lag, seconds, error, used_prefetch and lag != "unused"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefetch:
+    at: float
+    topics: frozenset[str]
+    offsets: Mapping[TopicPartition, Offsets]
+    error: str | None
+
+
+def _partitions(
+    subscriptions: Sequence[Subscription], partitions_for_topic: PartitionsForTopic
+) -> dict[str, list[int]]:
+    """Partition numbers of every subscribed topic (empty for a topic the metadata lacks)."""
+    counts: dict[str, list[int]] = {}
+    for topic in sorted({t for s in subscriptions for t in s.topics}, key=java_order):
+        numbers = partitions_for_topic(topic)
+        if numbers is None:
+            # as Kafka's assignors do; kafka-python's first rebalance often lacks the metadata
+            # and rebalances again once it has it
+            log.info("lagassign: no partition metadata for topic %r", topic)
+            counts[topic] = []
+        else:
+            counts[topic] = sorted(numbers)
+    return counts
+
+
+def build_group(
+    group_id: str,
+    subscriptions: Sequence[Subscription],
+    partitions: Mapping[str, Collection[int]],
+    offsets: Mapping[TopicPartition, Offsets],
+    *,
+    auto_offset_reset: str = "latest",
+) -> Group:
+    """The model group the leader sees.
+
+    ``partitions`` gives the partition numbers of each subscribed topic; a partition with
+    offsets gets them (the lag rules of :mod:`lagassign.lag` then apply), one without gets lag
+    0. Owned partitions that are not in ``partitions`` (a topic deleted or no longer
+    subscribed) are left out, as Kafka's assignors ignore them.
+    """
+    topics = []
+    for name, numbers in partitions.items():
+        parts = []
+        for number in sorted(numbers):
+            tp = TopicPartition(name, number)
+            o = offsets.get(tp)
+            parts.append(
+                Partition(name, number, offsets=o) if o else Partition(name, number, lag=0)
+            )
+        topics.append(Topic(name, tuple(parts)))
+    known = set(_all_partitions(partitions))
+    members = [
+        Member(
+            id=s.member_id,
+            topics=frozenset(t for t in s.topics if t in partitions),
+            instance_id=s.instance_id,
+            rack=s.rack,
+            owned=tuple(tp for tp in s.owned if tp in known),
+            generation=s.generation,
+        )
+        for s in subscriptions
+    ]
+    return Group.of(topics, members, id=group_id, auto_offset_reset=auto_offset_reset)
+
+
+def _all_partitions(partitions: Mapping[str, Collection[int]]) -> Iterable[TopicPartition]:
+    for name, numbers in partitions.items():
+        for number in numbers:
+            yield TopicPartition(name, number)
+
+
+def sends_owned(strategy: Strategy, protocol: RebalanceProtocol) -> bool:
+    """Whether a member tells the leader the partitions it owns.
+
+    Always, except for a strategy that withholds partitions changing owner (cooperative-sticky)
+    run under the eager protocol: eager members revoke everything before they join, so, as in
+    Kafka, they own nothing; withheld partitions would otherwise stay unassigned, because only
+    the cooperative protocol rebalances again once their owner has revoked them.
+    """
+    return protocol is RebalanceProtocol.COOPERATIVE or (
+        RebalanceProtocol.COOPERATIVE not in strategy.protocols
+    )
+
+
+def protocol_for(strategies: Sequence[Strategy]) -> RebalanceProtocol:
+    """The one protocol a consumer configured with these strategies runs: the cooperative one
+    if every strategy supports it, else the eager one (an error if some don't support eager)."""
+    common = set(RebalanceProtocol)
+    for s in strategies:
+        common &= set(s.protocols)
+    if RebalanceProtocol.COOPERATIVE in common:
+        return RebalanceProtocol.COOPERATIVE
+    if RebalanceProtocol.EAGER in common:
+        return RebalanceProtocol.EAGER
+    raise ValueError(
+        "strategies "
+        + ", ".join(repr(s.name) for s in strategies)
+        + " have no rebalance protocol in common"
+    )
+
+
+# -- connection settings --------------------------------------------------------------------
+
+#: kafka-python / aiokafka connection setting -> librdkafka property of the OffsetsReader
+CONNECTION_PROPERTIES: Mapping[str, str] = {
+    "bootstrap_servers": "bootstrap.servers",
+    "client_id": "client.id",
+    "security_protocol": "security.protocol",
+    "sasl_mechanism": "sasl.mechanism",
+    "sasl_plain_username": "sasl.username",
+    "sasl_plain_password": "sasl.password",
+    "sasl_kerberos_service_name": "sasl.kerberos.service.name",
+    "ssl_cafile": "ssl.ca.location",
+    "ssl_certfile": "ssl.certificate.location",
+    "ssl_keyfile": "ssl.key.location",
+    "ssl_password": "ssl.key.password",
+    "ssl_crlfile": "ssl.crl.location",
+    "ssl_ciphers": "ssl.cipher.suites",
+    "ssl_check_hostname": "ssl.endpoint.identification.algorithm",
+}
+
+
+def client_properties(
+    settings: Mapping[str, object], extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """librdkafka properties for the OffsetsReader from a Python client's connection settings.
+
+    ``settings`` uses the keyword names of ``KafkaConsumer`` / ``AIOKafkaConsumer``
+    (:data:`CONNECTION_PROPERTIES`); ``None`` values are skipped. ``extra`` (librdkafka
+    properties, e.g. ``sasl.oauthbearer.*``) is applied last. Unknown names raise
+    ``TypeError``.
+    """
+    unknown = sorted(set(settings) - set(CONNECTION_PROPERTIES))
+    if unknown:
+        raise TypeError(
+            f"unknown connection setting(s) {', '.join(unknown)} "
+            f"(known: {', '.join(CONNECTION_PROPERTIES)}; pass librdkafka properties "
+            "in offsets_config)"
+        )
+    props: dict[str, str] = {}
+    for key, value in settings.items():
+        if value is None:
+            continue
+        name = CONNECTION_PROPERTIES[key]
+        if isinstance(value, Iterable) and not isinstance(value, str):
+            props[name] = ",".join(str(s) for s in value)  # a list of bootstrap servers
+        elif key == "security_protocol":
+            props[name] = str(value).lower()
+        elif key == "ssl_check_hostname":
+            props[name] = "https" if value else "none"
+        else:
+            props[name] = str(value)
+    props.update(extra or {})
+    return props
+
+
+# -- user data: owned partitions and generation ----------------------------------------------
+
+_NO_GENERATION = -1
+
+
+def encode_user_data(owned: Iterable[TopicPartition], generation: int | None) -> bytes:
+    """A member's owned partitions and generation as subscription user data.
+
+    The layout is that of Kafka's ``StickyAssignor`` user data, version 1 (what Java's eager
+    sticky assignor and aiokafka's ``StickyPartitionAssignor`` send): an array of (topic: string,
+    partitions: [int32]) followed by the generation (int32, -1 for none); big-endian, strings
+    as int16 length + UTF-8, arrays as int32 count + items.
+    """
+    grouped: dict[str, list[int]] = {}
+    for tp in owned:
+        grouped.setdefault(tp.topic, []).append(tp.partition)
+    out = [struct.pack(">i", len(grouped))]
+    for topic, partitions in grouped.items():
+        name = topic.encode()
+        out.append(struct.pack(">h", len(name)))
+        out.append(name)
+        out.append(struct.pack(f">i{len(partitions)}i", len(partitions), *partitions))
+    out.append(struct.pack(">i", _NO_GENERATION if generation is None else generation))
+    return b"".join(out)
+
+
+def decode_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int | None]:
+    """Owned partitions and generation from :func:`encode_user_data`'s bytes.
+
+    Empty or unreadable user data (a member of another assignor) means nothing owned and no
+    generation. Version 0 (no generation) is read too.
+    """
+    if not data:
+        return (), None
+    try:
+        owned: list[TopicPartition] = []
+        (topics,), pos = struct.unpack_from(">i", data), 4
+        for _ in range(topics):
+            (length,) = struct.unpack_from(">h", data, pos)
+            pos += 2
+            if length < 0 or pos + length > len(data):
+                raise ValueError("bad topic name length")
+            topic = data[pos : pos + length].decode()
+            pos += length
+            (count,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            if count < 0:
+                raise ValueError("bad partition count")
+            owned.extend(
+                TopicPartition(topic, p) for p in struct.unpack_from(f">{count}i", data, pos)
+            )
+            pos += 4 * count
+        generation: int | None = None
+        if pos + 4 <= len(data):
+            (generation,) = struct.unpack_from(">i", data, pos)
+        return tuple(owned), None if generation is None or generation < 0 else generation
+    except (struct.error, ValueError, UnicodeDecodeError):
+        log.debug("lagassign: ignoring unreadable user data %r", data[:64])
+        return (), None
