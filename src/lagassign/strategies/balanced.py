@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from lagassign.lag import group_lags
 from lagassign.metrics import pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.rates import drain_weights, has_rates
 from lagassign.strategies.base import Strategy
 from lagassign.strategies.registry import register
 
@@ -542,19 +543,29 @@ class BalancedAssignor(Strategy):
         *,
         sticky: bool = True,
         tolerance: float = DEFAULT_TOLERANCE,
+        rate_aware: bool | None = None,
         search_budget: int = DEFAULT_SEARCH_BUDGET,
     ) -> None:
+        """``rate_aware``: weigh partitions by lag plus produce rate over the drain horizon
+        (:mod:`lagassign.rates`); ``None`` (default) does so when any partition has a rate."""
         if tolerance < 0:
             raise ValueError(f"tolerance must not be negative, got {tolerance}")
         self.sticky = sticky
         self.tolerance = tolerance
+        self.rate_aware = rate_aware
         self.search_budget = search_budget
 
-    def assign(self, group: Group) -> Assignment:
+    def weights(self, group: Group) -> dict[TopicPartition, float]:
         lags = group_lags(group)
+        rate_aware = has_rates(group) if self.rate_aware is None else self.rate_aware
+        if rate_aware:
+            return drain_weights(group, lags)
+        return {tp: float(lag) for tp, lag in lags.items()}
+
+    def assign(self, group: Group) -> Assignment:
         return balance(
             group,
-            {tp: float(lag) for tp, lag in lags.items()},
+            self.weights(group),
             owners=group.current_owners() if self.sticky else None,
             tolerance=self.tolerance,
             search_budget=self.search_budget,

@@ -1,0 +1,69 @@
+"""Rates from offset samples, the drain horizon, and rate-aware `balanced`."""
+
+import pytest
+
+from lagassign.lag import group_lags
+from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
+from lagassign.rates import (
+    DEFAULT_HORIZON,
+    MAX_HORIZON,
+    drain_horizon,
+    drain_weights,
+    measure_rates,
+)
+from lagassign.strategies.balanced import BalancedAssignor
+from tests.builders import partitions_of
+
+
+def sampled(ends: list[int], committed: list[int | None]) -> Group:
+    t = Topic("t", tuple(Partition("t", i, offsets=Offsets(0, e, c))
+                         for i, (e, c) in enumerate(zip(ends, committed, strict=True))))
+    return Group.of([t], [Member("a", frozenset({"t"}))], auto_offset_reset="earliest")
+
+
+def test_rates_from_two_samples():
+    before = sampled([1000, 500], [900, None])
+    after = sampled([3000, 500], [1400, 100])
+    measured = measure_rates(before, after, seconds=10)
+    p0, p1 = measured.topics["t"].partitions
+    assert (p0.rate_in, p0.rate_out) == (200.0, 50.0)
+    assert (p1.rate_in, p1.rate_out) == (0.0, None)  # no earlier commit: consume rate unknown
+    assert p0.offsets == after.topics["t"].partitions[0].offsets
+
+
+def test_samples_must_be_apart():
+    with pytest.raises(ModelError, match="apart"):
+        measure_rates(sampled([1], [0]), sampled([1], [0]), 0)
+
+
+def rated(lags: list[int], rate_in: list[float], rate_out: list[float | None]) -> Group:
+    t = Topic("t", tuple(Partition("t", i, lag=lag, rate_in=r, rate_out=o)
+                         for i, (lag, r, o) in enumerate(zip(lags, rate_in, rate_out, strict=True))))
+    return Group.of([t], [Member("a", frozenset({"t"})), Member("b", frozenset({"t"}))])
+
+
+def test_horizon_is_the_predicted_drain_time():
+    g = rated([600, 400], [1, 1], [6, 6])  # drains 1000 messages at 12 - 2 = 10 per second
+    assert drain_horizon(g, group_lags(g)) == 100
+
+
+def test_horizon_without_consume_rates_and_when_falling_behind():
+    assert drain_horizon(rated([5, 5], [1, 0], [None, None]), {}) == DEFAULT_HORIZON
+    behind = rated([5, 5], [10, 10], [3, 3])
+    assert drain_horizon(behind, group_lags(behind)) == MAX_HORIZON
+
+
+def test_weights_add_what_producers_write_over_the_horizon():
+    g = rated([600, 400], [1, 1], [6, 6])
+    assert drain_weights(g, group_lags(g)) == {TopicPartition("t", 0): 700.0,
+                                               TopicPartition("t", 1): 500.0}
+
+
+def test_rate_aware_balanced_pairs_the_busy_partition_with_a_light_one():
+    # By lag alone {600, 300} / {500, 400} is perfect; but p3 takes 2 msg/s, worth 600 more
+    # messages over the default horizon, so it goes with the lightest partition it can.
+    g = rated([600, 500, 400, 300], [0, 0, 0, 2], [None] * 4)
+    by_lag = partitions_of(BalancedAssignor(rate_aware=False).assign(g))
+    aware = partitions_of(BalancedAssignor().assign(g))
+    assert sorted(map(sorted, by_lag.values())) == [["t-0", "t-3"], ["t-1", "t-2"]]
+    assert sorted(map(sorted, aware.values())) == [["t-0", "t-1"], ["t-2", "t-3"]]
