@@ -142,6 +142,8 @@ def decode(output: str, groups: Sequence[Group]) -> list[Assignment | JavaAssign
             assigned, error = {}, None
         elif kind == "member":
             assigned[unquote_plus(fields[1])] = _parse_tps(fields[2])
+        elif kind == "nanos":
+            pass  # timings are for the benchmarks (timed_run)
         elif kind == "error":
             error = JavaAssignorError(len(results), unquote_plus(fields[1]))
         elif kind == "end":
@@ -175,6 +177,13 @@ def run_raw(harness_input: str) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"the Java harness failed ({done.returncode}):\n{done.stderr}")
     return done.stdout
+
+
+def timed_run(strategy: str, groups: Sequence[Group]) -> list[float]:
+    """Seconds Kafka's assignor took on each group, measured inside one JVM (later groups run
+    on warmed-up code: send a group several times to time it warm)."""
+    output = run_raw(encode(strategy, groups))
+    return [int(fields[1]) / 1e9 for fields in _records(output) if fields[0] == "nanos"]
 
 
 def java_assign(strategy_name: str, groups: list[Group]) -> list[Assignment]:

@@ -21,6 +21,7 @@
  * Output: for every group, in input order,
  *
  *     group      INDEX                         0-based position of the group in the input
+ *     nanos      N                             how long the assignor took (building the Cluster included)
  *     member     ID  ASSIGNED                  one line per member, in input order; ASSIGNED comma-separated
  *                                              TOPIC:NUMBER pairs in the order the assignor listed them
  *     error      MESSAGE                       instead of the member lines when the assignor threw
@@ -129,7 +130,9 @@ public final class AssignorHarness {
     private static void write(PrintWriter out, int index, GroupInput group) {
         out.println("group\t" + index);
         try {
+            long started = System.nanoTime();
             Map<String, Assignment> assigned = assign(group).groupAssignment();
+            out.println("nanos\t" + (System.nanoTime() - started));
             for (MemberLine m : group.members) {
                 Assignment a = assigned.get(m.id());
                 List<TopicPartition> partitions = a == null ? Collections.emptyList() : a.partitions();

@@ -1,0 +1,120 @@
+"""Speed: `lag` and `balanced` beside Kafka's Java CooperativeStickyAssignor, on one input.
+
+The input is issue 5's: 500 topics × 2,000 partitions (1M) onto 2,000 members with identical
+subscriptions and skewed lag (``--scale`` shrinks topics and partitions for a quick look).
+Each measurement runs in its own process, so its peak memory (max RSS, which includes building
+the group) is its own; Java runs the same group twice in one JVM and the warm run counts.
+
+    .venv/bin/python bench/speed.py [--scale 1.0]
+
+Prints a table and writes bench/results/speed.json and speed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+PYTHON_STRATEGIES = ("lag", "balanced", "cooperative-sticky")
+JAVA = "java cooperative-sticky"
+
+
+def build_group(topics: int, partitions: int, members: int):  # type: ignore[no-untyped-def]
+    from lagassign.model import Group, Member, Partition, Topic
+
+    rng = random.Random(5)
+    built = [
+        Topic(f"topic-{t}", tuple(
+            Partition(f"topic-{t}", p, lag=int(rng.paretovariate(1.2) * 100))
+            for p in range(partitions)
+        ))
+        for t in range(topics)
+    ]
+    names = frozenset(t.name for t in built)
+    return Group.of(built, [Member(f"member-{i:05d}", names) for i in range(members)])
+
+
+def child(what: str, topics: int, partitions: int, members: int) -> dict[str, float]:
+    """One measurement, in this process."""
+    group = build_group(topics, partitions, members)
+    if what == JAVA:
+        sys.path.insert(0, str(ROOT))
+        from tests.javaref import timed_run
+
+        cold, warm = timed_run("cooperative-sticky", [group, group])
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return {"seconds": warm, "cold_seconds": cold, "peak_mib": peak / 1024}
+    from lagassign.strategies import create
+
+    strategy = create(what)
+    started = time.perf_counter()
+    strategy.assign(group)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"seconds": seconds, "peak_mib": peak / 1024}
+
+
+def measure(what: str, topics: int, partitions: int, members: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", what, "--shape", f"{topics},{partitions},{members}"],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="fraction of topics and of partitions per topic (members stay 2,000)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--shape", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        topics, partitions, members = map(int, args.shape.split(","))
+        print(json.dumps(child(args.child, topics, partitions, members)))
+        return
+
+    topics, partitions = max(1, int(500 * args.scale)), max(1, int(2000 * args.scale))
+    members = 2000
+    results = {}
+    for what in (*PYTHON_STRATEGIES, JAVA):
+        print(f"measuring {what} ...", file=sys.stderr)
+        results[what] = measure(what, topics, partitions, members)
+    java = results[JAVA]["seconds"]
+    table = Table(title=f"{topics} topics × {partitions} partitions onto {members} members")
+    for column in ("assignor", "seconds", "÷ Java", "peak MiB"):
+        table.add_column(column, justify="left" if column == "assignor" else "right")
+    lines = [
+        f"{topics} topics × {partitions} partitions ({topics * partitions:,}) onto {members:,} "
+        "members, identical subscriptions; each in its own process, Java warm (second run in "
+        "one JVM).",
+        "",
+        "| assignor | seconds | ÷ Java | peak MiB |",
+        "|---|---:|---:|---:|",
+    ]
+    for what, r in results.items():
+        row = [what, f"{r['seconds']:.2f}", f"{r['seconds'] / java:.2f}", f"{r['peak_mib']:.0f}"]
+        table.add_row(*row)
+        lines.append("| " + " | ".join(row) + " |")
+    Console().print(table)
+    RESULTS.mkdir(exist_ok=True)
+    shape = {"topics": topics, "partitions_per_topic": partitions, "members": members}
+    (RESULTS / "speed.json").write_text(json.dumps({**shape, "results": results}, indent=1))
+    (RESULTS / "speed.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
