@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 
 class ModelError(ValueError):
@@ -30,8 +31,9 @@ def java_order(s: str) -> bytes:
     return s.encode("utf-16-be", "surrogatepass")
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TopicPartition:
+class TopicPartition(NamedTuple):
+    # A NamedTuple, not a dataclass: strategies key big dictionaries by it, and a tuple's
+    # hash and comparisons run in C.
     topic: str
     partition: int
 
