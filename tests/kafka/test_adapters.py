@@ -1,0 +1,586 @@
+"""The consumer-group adapters without a broker: wire formats, the leader's glue, the fallback.
+
+Everything here runs in-process against fake cluster metadata and fake offset readers, except
+:func:`test_unreachable_reader_falls_back_within_the_deadline`, which points a real
+:class:`~lagassign.kafka.offsets.OffsetsReader` at a closed port on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from aiokafka.coordinator.assignors.sticky.sticky_assignor import StickyAssignorUserDataV1
+from aiokafka.coordinator.protocol import (
+    ConsumerProtocolMemberAssignment,
+    ConsumerProtocolMemberMetadata,
+)
+from kafka.coordinator.assignors.abstract import RebalanceProtocol as KafkaRebalanceProtocol
+from kafka.protocol.consumer.group import JoinGroupResponse
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from lagassign.kafka import aiokafka as aio
+from lagassign.kafka import kafka_python as kp
+from lagassign.kafka.group import (
+    GroupAssignor,
+    OffsetsUnavailable,
+    Subscription,
+    build_group,
+    client_properties,
+    decode_user_data,
+    encode_user_data,
+    fetch_within,
+    protocol_for,
+    sends_owned,
+)
+from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
+from lagassign.strategies import RebalanceProtocol, create, names
+
+GROUP = "orders"
+WARNING = "could not read the offsets"
+
+# topic "t": 6 partitions with very uneven lag, "u": 2 partitions
+END = {"t": [100, 5, 60, 0, 30, 1], "u": [7, 9]}
+COMMITTED = {TopicPartition("t", 0): 40, TopicPartition("u", 1): 9}
+
+
+def offsets_of(end: Mapping[str, list[int]] = END) -> dict[TopicPartition, Offsets]:
+    return {
+        TopicPartition(t, p): Offsets(0, n, COMMITTED.get(TopicPartition(t, p)))
+        for t, ns in end.items()
+        for p, n in enumerate(ns)
+    }
+
+
+class Cluster:
+    """kafka-python's / aiokafka's ClusterMetadata, as far as the adapters use it."""
+
+    def __init__(self, partitions: Mapping[str, int]) -> None:
+        self.counts = dict(partitions)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        n = self.counts.get(topic)
+        return None if n is None else set(range(n))
+
+
+CLUSTER = Cluster({t: len(ns) for t, ns in END.items()})
+
+
+class Fetch:
+    """A fake offsets reader: records its calls, answers, fails or hangs."""
+
+    def __init__(
+        self,
+        answer: Mapping[TopicPartition, Offsets] | None = None,
+        error: Exception | None = None,
+        sleep: float = 0.0,
+    ) -> None:
+        self.answer = offsets_of() if answer is None else answer
+        self.error = error
+        self.sleep = sleep
+        self.calls: list[tuple[str, tuple[str, ...], float]] = []
+
+    def __call__(
+        self, group: str, topics: Sequence[str], timeout: float
+    ) -> Mapping[TopicPartition, Offsets]:
+        self.calls.append((group, tuple(topics), timeout))
+        if self.sleep:
+            time.sleep(self.sleep)
+        if self.error is not None:
+            raise self.error
+        return {tp: o for tp, o in self.answer.items() if tp.topic in topics}
+
+
+def core(
+    member_ids: Sequence[str], end: Mapping[str, list[int]] = END, *, lag: bool = True
+) -> dict[str, list[tuple[str, int]]]:
+    """The core lag strategy's answer for members subscribing every topic of ``end``."""
+    committed = COMMITTED if lag else {}
+    topics = [
+        Topic(
+            t,
+            tuple(
+                Partition(t, p, offsets=Offsets(0, n, committed.get(TopicPartition(t, p))))
+                if lag
+                else Partition(t, p, lag=0)
+                for p, n in enumerate(ns)
+            ),
+        )
+        for t, ns in end.items()
+    ]
+    group = Group.of(topics, [Member(m, frozenset(end)) for m in member_ids], id=GROUP)
+    a = create("lag").assign(group)
+    return {m: sorted((tp.topic, tp.partition) for tp in a[m]) for m in member_ids}
+
+
+def warnings_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.levelno == logging.WARNING and WARNING in r.message]
+
+
+def closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# -- user data ------------------------------------------------------------------------------
+
+
+def test_user_data_round_trip() -> None:
+    owned = (TopicPartition("t", 3), TopicPartition("t", 0), TopicPartition("ü", 1))
+    assert decode_user_data(encode_user_data(owned, 7)) == (owned, 7)
+    assert decode_user_data(encode_user_data((), None)) == ((), None)
+
+
+def test_user_data_is_kafkas_sticky_layout() -> None:
+    """aiokafka's own StickyAssignorUserDataV1 (Kafka's sticky user data v1) reads ours, and
+    we read its."""
+    owned = (TopicPartition("t", 1), TopicPartition("t", 2), TopicPartition("u", 0))
+    theirs = StickyAssignorUserDataV1.decode(encode_user_data(owned, 5))
+    assert [(t, list(ps)) for t, ps in theirs.previous_assignment] == [
+        ("t", [1, 2]),
+        ("u", [0]),
+    ]
+    assert theirs.generation == 5
+    encoded = StickyAssignorUserDataV1([("t", [4]), ("u", [1, 0])], 9).encode()
+    assert decode_user_data(encoded) == (
+        (TopicPartition("t", 4), TopicPartition("u", 1), TopicPartition("u", 0)),
+        9,
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, b"", b"\x00", b"\x00\x00\x00\x05\x00", b"\x00\x00\x00\x01\xff\xff", b"garbage!!"],
+)
+def test_unreadable_user_data_owns_nothing(data: bytes | None) -> None:
+    assert decode_user_data(data) == ((), None)
+
+
+def test_user_data_version_0_has_no_generation() -> None:
+    v1 = encode_user_data([TopicPartition("t", 2)], 3)
+    assert decode_user_data(v1[:-4]) == ((TopicPartition("t", 2),), None)
+
+
+# -- connection settings --------------------------------------------------------------------
+
+
+def test_client_properties() -> None:
+    props = client_properties(
+        {
+            "bootstrap_servers": ["b1:9092", "b2:9092"],
+            "security_protocol": "SASL_SSL",
+            "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_plain_username": "me",
+            "sasl_plain_password": "secret",
+            "ssl_cafile": "/ca.pem",
+            "ssl_check_hostname": False,
+            "client_id": None,
+        },
+        {"sasl.username": "override"},
+    )
+    assert props == {
+        "bootstrap.servers": "b1:9092,b2:9092",
+        "security.protocol": "sasl_ssl",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "override",
+        "sasl.password": "secret",
+        "ssl.ca.location": "/ca.pem",
+        "ssl.endpoint.identification.algorithm": "none",
+    }
+    assert client_properties({"bootstrap_servers": "h:1"}) == {"bootstrap.servers": "h:1"}
+
+
+def test_unknown_connection_setting_is_an_error() -> None:
+    with pytest.raises(TypeError, match="ssl_context"):
+        client_properties({"bootstrap_servers": "h:1", "ssl_context": object()})
+    with pytest.raises(TypeError, match="enable_auto_commit"):
+        kp.assignor("lag", group_id=GROUP, bootstrap_servers="h:1", enable_auto_commit=False)
+
+
+def test_lag_strategy_needs_bootstrap_servers() -> None:
+    with pytest.raises(ValueError, match=r"bootstrap\.servers"):
+        kp.assignor("lag", group_id=GROUP)
+    with pytest.raises(ValueError, match=r"bootstrap\.servers"):
+        aio.assignor("lag", group_id=GROUP)
+    kp.assignor("range", group_id=GROUP)  # reads no lag: no reader needed
+
+
+# -- protocols ------------------------------------------------------------------------------
+
+
+def test_every_strategy_under_its_protocol_name() -> None:
+    built = kp.assignors(group_id=GROUP, bootstrap_servers="h:1")
+    assert [a.name for a in built] == names()
+    # a list mixing eager-only strategies runs eagerly, cooperative-sticky included
+    assert {tuple(a.supported_protocols()) for a in built} == {(KafkaRebalanceProtocol.EAGER,)}
+    assert [a.name for a in aio.assignors(group_id=GROUP, bootstrap_servers="h:1")] == names()
+
+
+def test_cooperative_sticky_runs_cooperatively_on_its_own() -> None:
+    alone = kp.assignor("cooperative-sticky", group_id=GROUP)
+    assert alone.supported_protocols() == [KafkaRebalanceProtocol.COOPERATIVE]
+    [also] = kp.assignors(["cooperative-sticky"], group_id=GROUP)
+    assert also.supported_protocols() == [KafkaRebalanceProtocol.COOPERATIVE]
+    eager = kp.assignor("cooperative-sticky", group_id=GROUP, protocol="eager")
+    assert eager.supported_protocols() == [KafkaRebalanceProtocol.EAGER]
+    with pytest.raises(ValueError, match="cooperative"):
+        kp.assignor("range", group_id=GROUP, protocol=RebalanceProtocol.COOPERATIVE)
+
+
+def test_protocol_for() -> None:
+    coop, sticky = create("cooperative-sticky"), create("sticky")
+    assert protocol_for([coop]) is RebalanceProtocol.COOPERATIVE
+    assert protocol_for([coop, sticky]) is RebalanceProtocol.EAGER
+    assert sends_owned(coop, RebalanceProtocol.COOPERATIVE)
+    assert not sends_owned(coop, RebalanceProtocol.EAGER)
+    assert sends_owned(sticky, RebalanceProtocol.EAGER)
+
+
+def test_kafka_python_validates_our_protocols() -> None:
+    """kafka-python's own check that a consumer's assignors share one protocol."""
+    from kafka.coordinator.consumer import ConsumerCoordinator
+
+    def common(assignors: list[Any]) -> Any:
+        fake = type("C", (), {"_assignors": {a.name: a for a in assignors}})()
+        return ConsumerCoordinator._validate_rebalance_protocol(fake)
+
+    assert common(kp.assignors(group_id=GROUP, bootstrap_servers="h:1")) == (
+        KafkaRebalanceProtocol.EAGER
+    )
+    assert common([kp.assignor("cooperative-sticky", group_id=GROUP)]) == (
+        KafkaRebalanceProtocol.COOPERATIVE
+    )
+    from kafka.errors import KafkaConfigurationError
+
+    with pytest.raises(KafkaConfigurationError):
+        common([kp.assignor("cooperative-sticky", group_id=GROUP), kp.assignor("range", group_id=GROUP)])
+
+
+# -- kafka-python member metadata ----------------------------------------------------------
+
+
+def join_members(*subscriptions: tuple[str, Any]) -> list[Any]:
+    """JoinGroupResponse members as kafka-python hands them to assign(): metadata decoded."""
+    member = JoinGroupResponse.JoinGroupResponseMember
+    return [
+        member(
+            member_id=mid,
+            group_instance_id=None,
+            metadata=ConsumerProtocolSubscription.decode(meta.encode()),
+        )
+        for mid, meta in subscriptions
+    ]
+
+
+def test_kafka_python_subscription_round_trip() -> None:
+    owned = (TopicPartition("t", 2), TopicPartition("t", 0), TopicPartition("u", 1))
+    encoded = kp.encode_subscription({"u", "t"}, owned, 4, "rack-a").encode()
+    sub = kp.decode_subscription("m1", encoded, "instance-1")
+    assert sub == Subscription(
+        member_id="m1",
+        topics=("t", "u"),
+        owned=(TopicPartition("t", 0), TopicPartition("t", 2), TopicPartition("u", 1)),
+        generation=4,
+        instance_id="instance-1",
+        rack="rack-a",
+    )
+    decoded = ConsumerProtocolSubscription.decode(encoded)
+    assert decoded.version == kp.SUBSCRIPTION_VERSION
+    assert decode_user_data(decoded.user_data) == (owned, 4)
+
+
+def test_kafka_python_reads_owned_partitions_from_sticky_user_data() -> None:
+    """A version 0 subscription (an aiokafka member, Java's eager sticky) carries them there."""
+    user_data = encode_user_data([TopicPartition("t", 5)], 2)
+    sub = kp.decode_subscription("m", ConsumerProtocolSubscription(0, ["t"], user_data).encode())
+    assert (sub.owned, sub.generation) == ((TopicPartition("t", 5),), 2)
+    plain = kp.decode_subscription("m", ConsumerProtocolSubscription(0, ["t"], b"").encode())
+    assert (plain.owned, plain.generation) == ((), None)
+
+
+def test_kafka_python_leader_assigns_as_the_core() -> None:
+    fetch = Fetch()
+    leader = kp.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=5)
+    members = join_members(*((m, leader.metadata({"t", "u"})) for m in ("c-2", "c-1", "c-3")))
+    result = leader.assign(CLUSTER, members)
+
+    assert set(result) == {"c-1", "c-2", "c-3"}
+    got = {
+        m: sorted(
+            (tp.topic, tp.partition)
+            for tp in ConsumerProtocolAssignment.decode(a.encode()).partitions()
+        )
+        for m, a in result.items()
+    }
+    assert got == core(["c-1", "c-2", "c-3"])
+    assert fetch.calls == [(GROUP, ("t", "u"), 5)]
+    assert leader.last_result is not None and leader.last_result.lag == "offsets"
+
+
+def test_kafka_python_members_send_owned_partitions_and_generation() -> None:
+    member = kp.assignor("sticky", group_id=GROUP)
+    assignment = ConsumerProtocolAssignment(0, [("t", [4, 1])], b"")
+    member.on_assignment(ConsumerProtocolAssignment.decode(assignment.encode()), 6)
+    sub = kp.decode_subscription("m", member.metadata({"t"}).encode())
+    assert set(sub.owned) == {TopicPartition("t", 1), TopicPartition("t", 4)}
+    assert sub.generation == 6
+
+
+def test_eager_cooperative_sticky_sends_no_owned_partitions() -> None:
+    """Under the eager protocol members own nothing when they join (as in Kafka): otherwise
+    the partitions cooperative-sticky withholds would stay unassigned."""
+    assignment = ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [("t", [0])], b"").encode())
+    eager = kp.assignor("cooperative-sticky", group_id=GROUP, protocol="eager")
+    eager.on_assignment(assignment, 3)
+    assert kp.decode_subscription("m", eager.metadata({"t"}).encode()).owned == ()
+    cooperative = kp.assignor("cooperative-sticky", group_id=GROUP)
+    cooperative.on_assignment(assignment, 3)
+    assert kp.decode_subscription("m", cooperative.metadata({"t"}).encode()).owned == (
+        TopicPartition("t", 0),
+    )
+
+
+def test_cooperative_sticky_withholds_partitions_changing_owner() -> None:
+    """c1 owns all 6 partitions of t, c2 joins: c1 keeps 3, the 3 that move to c2 wait for
+    c1 to revoke them (the next rebalance)."""
+    coop = kp.assignor("cooperative-sticky", group_id=GROUP)
+    c1 = kp.encode_subscription({"t"}, [TopicPartition("t", p) for p in range(6)], 1)
+    c2 = kp.encode_subscription({"t"}, [], None)
+    result = coop.assign(Cluster({"t": 6}), join_members(("c1", c1), ("c2", c2)))
+    first = {m: ConsumerProtocolAssignment.decode(a.encode()).partitions() for m, a in result.items()}
+    assert len(first["c1"]) == 3 and first["c2"] == []
+    kept = [TopicPartition("t", tp.partition) for tp in first["c1"]]
+    c1 = kp.encode_subscription({"t"}, kept, 2)
+    c2 = kp.encode_subscription({"t"}, [], 2)
+    result = coop.assign(Cluster({"t": 6}), join_members(("c1", c1), ("c2", c2)))
+    second = {m: ConsumerProtocolAssignment.decode(a.encode()).partitions() for m, a in result.items()}
+    assert sorted(second["c1"]) == sorted(first["c1"])
+    assert sorted(tp.partition for tp in second["c1"] + second["c2"]) == list(range(6))
+
+
+# -- the leader's glue ----------------------------------------------------------------------
+
+
+def subs(*member_ids: str, topics: tuple[str, ...] = ("t", "u")) -> list[Subscription]:
+    return [Subscription(m, topics) for m in member_ids]
+
+
+def test_failed_read_assigns_with_lag_0_and_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    fetch = Fetch(error=RuntimeError("broker on fire"))
+    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=1)
+    with caplog.at_level(logging.WARNING):
+        result = glue.assign(subs("b", "a", "c"), CLUSTER.partitions_for_topic)
+    assert result.lag == "unavailable"
+    assert result.error is not None and "broker on fire" in result.error
+    assert {m: sorted((tp.topic, tp.partition) for tp in result.partitions(m)) for m in "abc"} == (
+        core("abc", lag=False)
+    )
+    [warning] = warnings_in(caplog)
+    assert GROUP in warning.message and "as if every lag were 0" in warning.message
+    assert "\n" not in warning.getMessage()
+
+
+def test_slow_read_is_cut_at_the_deadline(caplog: pytest.LogCaptureFixture) -> None:
+    fetch = Fetch(sleep=3.0)
+    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=0.5)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert time.monotonic() - started < 1.5
+    assert result.lag == "unavailable" and result.error == "no answer within 0.5 s"
+    assert len(warnings_in(caplog)) == 1
+
+
+def test_strategies_without_lag_never_read(caplog: pytest.LogCaptureFixture) -> None:
+    for name in names():
+        if create(name).uses_lag:
+            continue
+        fetch = Fetch(error=AssertionError("must not be called"))
+        glue = GroupAssignor(name, group_id=GROUP, fetch=fetch)
+        glue.prefetch({"t"})
+        result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+        assert result.lag == "unused" and fetch.calls == []
+        assert sorted(tp for m in "ab" for tp in result.partitions(m)) == sorted(
+            TopicPartition(t, p) for t, ns in END.items() for p in range(len(ns))
+        )
+    assert warnings_in(caplog) == []
+
+
+def test_unknown_topics_and_stale_owned_partitions() -> None:
+    """A topic the metadata lacks gets no partitions (and no read); owned partitions of topics
+    or partitions that no longer exist are ignored."""
+    fetch = Fetch()
+    glue = GroupAssignor("sticky", group_id=GROUP, fetch=fetch)
+    members = [
+        Subscription("a", ("t", "gone"), owned=(TopicPartition("t", 9), TopicPartition("gone", 0))),
+        Subscription("b", ("t",), owned=(TopicPartition("t", 1),)),
+    ]
+    result = glue.assign(members, CLUSTER.partitions_for_topic)
+    assert result.group.topics["gone"].partitions == ()
+    assert result.group.member("a").owned == ()
+    assert TopicPartition("t", 1) in result.partitions("b")
+    lag = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    lag.assign([Subscription("a", ("gone",))], CLUSTER.partitions_for_topic)
+    assert fetch.calls == []  # nothing to read: no subscribed topic has partitions
+
+
+def test_prefetch_is_used_once(caplog: pytest.LogCaptureFixture) -> None:
+    fetch = Fetch()
+    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    glue.prefetch({"t", "u"})
+    glue.prefetch({"u"})  # a JoinGroup retry: the recent prefetch covers it
+    assert len(fetch.calls) == 1
+    first = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert first.prefetched and first.lag == "offsets" and len(fetch.calls) == 1
+    second = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert not second.prefetched and len(fetch.calls) == 2
+    assert first.assignment == second.assignment
+
+
+def test_prefetch_missing_a_topic_is_read_again() -> None:
+    fetch = Fetch()
+    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    glue.prefetch({"t"})
+    result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert not result.prefetched
+    assert [c[1] for c in fetch.calls] == [("t",), ("t", "u")]
+
+
+def test_failed_prefetch_is_reported_by_assign(caplog: pytest.LogCaptureFixture) -> None:
+    fetch = Fetch(error=RuntimeError("nope"))
+    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    with caplog.at_level(logging.WARNING):
+        glue.prefetch({"t", "u"})
+        assert warnings_in(caplog) == []
+        result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert result.prefetched and result.lag == "unavailable"
+    assert len(fetch.calls) == 1 and len(warnings_in(caplog)) == 1
+
+
+def test_kafka_python_leader_prefetches_before_it_joins() -> None:
+    """The member that led the last rebalance reads offsets in metadata(), before JoinGroup."""
+    fetch = Fetch()
+    member = kp.assignor("lag", group_id=GROUP, fetch=fetch)
+    member.metadata({"t"})
+    assert fetch.calls == []  # never led: nothing to prefetch
+    member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None))))
+    member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
+    assert len(fetch.calls) == 1
+    member.metadata({"t"})  # led: prefetches its own and the group's topics
+    assert fetch.calls[-1][1] == ("t", "u")
+    result = member.assign(CLUSTER, join_members(("a", kp.encode_subscription({"t"}, [], 1)), ("b", kp.encode_subscription({"t", "u"}, [], 1))))
+    assert len(result) == 2 and len(fetch.calls) == 2
+    assert member.last_result is not None and member.last_result.prefetched
+    # a member that did not lead drops its prefetch
+    member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 2)
+    member.metadata({"t"})
+    member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 3)
+    member.metadata({"t"})
+    assert len(fetch.calls) == 3
+
+
+def test_fetch_within_passes_the_answer() -> None:
+    assert fetch_within(Fetch(), GROUP, ["u"], 1.0) == {
+        tp: o for tp, o in offsets_of().items() if tp.topic == "u"
+    }
+    with pytest.raises(OffsetsUnavailable, match="ValueError: x"):
+        fetch_within(Fetch(error=ValueError("x")), GROUP, ["u"], 1.0)
+
+
+def test_build_group_derives_lag_from_offsets() -> None:
+    group = build_group(
+        GROUP,
+        subs("a"),
+        {"t": [0, 1], "u": [0]},
+        {TopicPartition("t", 0): Offsets(10, 50, None), TopicPartition("t", 1): Offsets(0, 8, 3)},
+        auto_offset_reset="earliest",
+    )
+    from lagassign.lag import group_lags
+
+    assert group_lags(group) == {
+        TopicPartition("t", 0): 40,
+        TopicPartition("t", 1): 5,
+        TopicPartition("u", 0): 0,
+    }
+    assert group.auto_offset_reset == "earliest" and group.id == GROUP
+
+
+def test_unreachable_reader_falls_back_within_the_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A real OffsetsReader pointed at a closed port: lag 0 after at most the deadline."""
+    glue = GroupAssignor(
+        "lag",
+        group_id=GROUP,
+        offsets_config={"bootstrap.servers": f"127.0.0.1:{closed_port()}"},
+        lag_timeout=1.0,
+    )
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="lagassign.kafka.group"):
+        result = glue.assign(subs("a", "b", "c"), CLUSTER.partitions_for_topic)
+    assert time.monotonic() - started < 1.0 + 0.5
+    assert result.lag == "unavailable"
+    assert {m: sorted((tp.topic, tp.partition) for tp in result.partitions(m)) for m in "abc"} == (
+        core("abc", lag=False)
+    )
+    assert len(warnings_in(caplog)) == 1
+
+
+# -- aiokafka -------------------------------------------------------------------------------
+
+
+def test_aiokafka_leader_assigns_as_the_core() -> None:
+    fetch = Fetch()
+    leader = aio.assignor("lag", group_id=GROUP, fetch=fetch)
+    metadata = {
+        m: ConsumerProtocolMemberMetadata.decode(leader.metadata({"t", "u"}).encode())
+        for m in ("x", "z", "y")
+    }
+    result = leader.assign(CLUSTER, metadata)
+    got = {
+        m: sorted(
+            (tp.topic, tp.partition)
+            for tp in ConsumerProtocolMemberAssignment.decode(a.encode()).partitions()
+        )
+        for m, a in result.items()
+    }
+    assert got == core(["x", "y", "z"])
+    assert fetch.calls == [(GROUP, ("t", "u"), aio.DEFAULT_LAG_TIMEOUT)]
+
+
+def test_aiokafka_generations_count_assignments() -> None:
+    """aiokafka tells assignors no generation: the leader numbers its assignments and members
+    report the number back with their owned partitions."""
+    a = aio.assignor("sticky", group_id=GROUP)
+    first = a.assign(Cluster({"t": 4}), {"m": ConsumerProtocolMemberMetadata.decode(a.metadata({"t"}).encode())})
+    a.on_assignment(ConsumerProtocolMemberAssignment.decode(first["m"].encode()))
+    sub = aio.decode_metadata("m", a.metadata({"t"}).encode())
+    assert sub.generation == 1 and len(sub.owned) == 4
+    second = a.assign(Cluster({"t": 4}), {"m": ConsumerProtocolMemberMetadata.decode(a.metadata({"t"}).encode())})
+    a.on_assignment(ConsumerProtocolMemberAssignment.decode(second["m"].encode()))
+    assert aio.decode_metadata("m", a.metadata({"t"}).encode()).generation == 2
+
+
+def test_aiokafka_cooperative_sticky_runs_eagerly() -> None:
+    """aiokafka is eager only: members send no owned partitions, so cooperative-sticky
+    withholds nothing and every partition is assigned at once."""
+    members = [aio.assignor("cooperative-sticky", group_id=GROUP) for _ in range(2)]
+    for m in members:
+        m.on_assignment(ConsumerProtocolMemberAssignment(0, [("t", [0, 1, 2])], b"\x00\x00\x00\x01"))
+        assert aio.decode_metadata("m", m.metadata({"t"}).encode()).owned == ()
+    metadata = {
+        f"m{i}": ConsumerProtocolMemberMetadata.decode(m.metadata({"t"}).encode())
+        for i, m in enumerate(members)
+    }
+    result = members[0].assign(Cluster({"t": 3}), metadata)
+    assigned = sorted(tp.partition for r in result.values() for tp in r.partitions())
+    assert assigned == [0, 1, 2]
