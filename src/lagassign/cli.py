@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -23,6 +23,9 @@ from lagassign.metrics import MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group
 from lagassign.strategies import UnknownStrategy, names
+
+if TYPE_CHECKING:
+    from lagassign.simulate import Scenario
 
 EXIT_BAD_INPUT = 2
 #: the cluster could not be read (unreachable, timed out, refused): not the input's fault
@@ -200,6 +203,28 @@ def _build_parser() -> argparse.ArgumentParser:
     describe.add_argument("--format", choices=("table", "json"), default="table")
     describe.set_defaults(run=_run_describe)
 
+    simulate = commands.add_parser(
+        "simulate",
+        help="simulate each strategy draining a backlog while producers produce",
+    )
+    simulate.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="scenario file (JSON, docs/simulate.md); default: the built-in scenario",
+    )
+    simulate.add_argument(
+        "--strategies",
+        type=str,
+        default=None,
+        metavar="A,B,...",
+        help="strategies to compare (default: all)",
+    )
+    simulate.add_argument(
+        "--plot-dir", metavar="DIR", help="write drain-total.png and drain-members.png here"
+    )
+    simulate.add_argument("--format", choices=("table", "json"), default="table")
+    simulate.set_defaults(run=_run_simulate)
+
     listing = commands.add_parser("strategies", help="list the registered strategies")
     listing.set_defaults(run=_run_strategies)
     return parser
@@ -281,6 +306,47 @@ def _run_plan(args: argparse.Namespace, console: Console) -> None:
         except OSError as e:
             raise CliError(f"--plot: cannot write {args.plot}: {e.strerror or e}") from None
         print(f"chart written to {written}", file=sys.stderr)
+
+
+def _load_scenario(path: str) -> Scenario:
+    """The scenario file at ``path``; a group given as a path is relative to the file."""
+    from lagassign.simulate import parse_scenario
+
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(file), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{file}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
+    return parse_scenario(data, str(file), lambda group: load_group(file.parent / group))
+
+
+def _run_simulate(args: argparse.Namespace, console: Console) -> None:
+    from lagassign.simulate import default_scenario, simulate
+
+    strategies = _strategy_list(args.strategies) if args.strategies is not None else None
+    if strategies == []:
+        raise CliError("--strategies: name at least one strategy")
+    scenario = _load_scenario(args.scenario) if args.scenario else default_scenario()
+    result = simulate(scenario, strategies)
+    from lagassign.report.simulation import rebalances_table, simulation_json, summary_table
+
+    if args.format == "json":
+        print(json.dumps(simulation_json(result)))
+    else:
+        console.print(summary_table(result))
+        console.print(rebalances_table(result))
+    if args.plot_dir:
+        from lagassign.report.simulation import plot_simulation
+
+        try:
+            written = plot_simulation(result, args.plot_dir)
+        except OSError as e:
+            raise CliError(f"--plot-dir: cannot write {args.plot_dir}: {e.strerror or e}") from None
+        print(f"charts written to {', '.join(str(p) for p in written)}", file=sys.stderr)
 
 
 def _owned_loads(group: Group, lags: dict[TopicPartition, int]) -> tuple[MemberLoad, ...]:

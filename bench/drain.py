@@ -1,0 +1,226 @@
+"""Drain: every strategy's time to work off a backlog, divided by the ideal, over a generated suite.
+
+Each group of the suite (lagassign.samples, every family) gets producers at 70% of the group's
+capacity, spread over its partitions with ±50% variation, and a member throughput chosen so
+that the group alone would drain in 300 s (backlog ÷ (capacity − produce rate)). A member
+joins (with the subscription of a random member) at a quarter of the ideal drain time and a
+random member leaves at half of it; rebalances take 10 s, the step is 1/500 of the ideal and
+the horizon 4× the ideal. The ideal is lagassign.simulate.ideal_drain_time (no pauses, the
+larger of the group's and the slowest partition's fluid bound), so 1.00 cannot be beaten.
+
+    .venv/bin/python bench/drain.py [--per-family 10] [--strategies a,b,...]
+
+Prints a table and writes bench/results/drain.json and drain.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from lagassign.lag import group_lags
+from lagassign.model import Member
+from lagassign.samples import Sample, suite
+from lagassign.simulate import (
+    Join,
+    Leave,
+    Scenario,
+    ideal_drain_time,
+    simulate,
+    with_load,
+)
+from lagassign.strategies import names
+
+RESULTS = Path(__file__).parent / "results"
+INF = float("inf")
+LOAD = 0.7
+GROUP_DRAIN_S = 300.0
+PAUSE_S = 10.0
+STEPS_PER_IDEAL = 500
+HORIZON_IDEALS = 4.0
+
+
+def scenario_for(sample: Sample) -> Scenario | None:
+    """The sample's group under load, with one join and one leave; None without backlog."""
+    g = sample.group
+    subscribed = {t for m in g.members for t in m.topics}
+    backlog = sum(lag for tp, lag in group_lags(g).items() if tp.topic in subscribed)
+    if not backlog:
+        return None
+    throughput = backlog / ((1 - LOAD) * len(g.members) * GROUP_DRAIN_S)
+    loaded = with_load(g, throughput=throughput, load=LOAD, seed=f"{sample.family}:{sample.seed}")
+    still = Scenario(loaded, throughput=throughput, horizon=1e9, dt=1e3)
+    ideal = ideal_drain_time(still)
+    assert ideal is not None and ideal > 0
+    rng = random.Random(f"drain:{sample.family}:{sample.seed}")
+    like = rng.choice(g.members)
+    leaving = rng.choice(g.members)
+    return Scenario(
+        loaded,
+        throughput=throughput,
+        events=(
+            Join(0.25 * ideal, Member("joiner", like.topics)),
+            Leave(0.5 * ideal, leaving.id),
+        ),
+        dt=ideal / STEPS_PER_IDEAL,
+        horizon=HORIZON_IDEALS * ideal,
+        rebalance_pause=PAUSE_S,
+        name=f"{sample.family} #{sample.seed}",
+    )
+
+
+def run(per_family: int, strategies: list[str]) -> dict[str, object]:
+    rows = []
+    skipped = []
+    started = time.perf_counter()
+    samples = list(suite(per_family))
+    for i, sample in enumerate(samples, 1):
+        scenario = scenario_for(sample)
+        if scenario is None:
+            skipped.append(f"{sample.family} #{sample.seed}")
+            continue
+        sim = simulate(scenario, strategies, samples=1)
+        rows.append(
+            {
+                "family": sample.family,
+                "seed": sample.seed,
+                "partitions": len(scenario.partitions()),
+                "members": len(scenario.group.members),
+                "backlog": sim.backlog,
+                "ideal": sim.ideal,
+                "runs": {
+                    r.strategy: {
+                        "drain_time": r.drain_time,
+                        "vs_ideal": sim.vs_ideal(r),
+                        "peak_member_lag": r.peak_member_lag,
+                        "moves": r.moves,
+                    }
+                    for r in sim.runs
+                },
+            }
+        )
+        print(f"\r{i}/{len(samples)} groups", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return {
+        "per_family": per_family,
+        "load": LOAD,
+        "group_drain_s": GROUP_DRAIN_S,
+        "rebalance_pause_s": PAUSE_S,
+        "horizon_ideals": HORIZON_IDEALS,
+        "seconds": round(time.perf_counter() - started, 1),
+        "skipped_without_backlog": skipped,
+        "groups": rows,
+    }
+
+
+def summary(result: dict[str, object], strategies: list[str]) -> list[dict[str, object]]:
+    groups = result["groups"]
+    assert isinstance(groups, list)
+    table = []
+    for name in strategies:
+        # not drained within the horizon counts as infinitely slow for the median and worst
+        by_group = sorted(
+            (
+                g["runs"][name]["vs_ideal"] if g["runs"][name]["vs_ideal"] is not None else INF,
+                f"{g['family']} #{g['seed']}",
+            )
+            for g in groups
+        )
+        ratios = [ratio for ratio, _ in by_group]
+        table.append(
+            {
+                "strategy": name,
+                "median": statistics.median(ratios),
+                "p90": ratios[int(0.9 * (len(ratios) - 1))],
+                "worst": ratios[-1],
+                "worst_group": by_group[-1][1],
+                "not_drained": sum(r == INF for r in ratios),
+                "median_moves": statistics.median(g["runs"][name]["moves"] for g in groups),
+            }
+        )
+    return table
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float) and value == INF:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _ratio(value: object) -> str:
+    assert isinstance(value, float)
+    return f"> {HORIZON_IDEALS:.2f}" if value == INF else f"{value:.2f}"
+
+
+def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
+    groups = result["groups"]
+    assert isinstance(groups, list)
+    skipped = result["skipped_without_backlog"]
+    assert isinstance(skipped, list)
+    lines = [
+        f"{len(groups)} generated groups ({result['per_family']} per family"
+        + (f", {len(skipped)} without backlog left out" if skipped else "")
+        + f"); producers at {LOAD:.0%} of capacity, one member joins at ¼ and one leaves at "
+        f"½ of the ideal drain time, rebalances take {PAUSE_S:g} s (the group alone drains in "
+        f"{GROUP_DRAIN_S:g} s). Time to drain ÷ ideal (no pauses, fluid bound); "
+        f"> {HORIZON_IDEALS:g} means not drained within {HORIZON_IDEALS:g}× the ideal.",
+        "",
+        "| strategy | median | p90 | worst | worst group | not drained | median moves |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['strategy']} | {_ratio(r['median'])} | {_ratio(r['p90'])} "
+            f"| {_ratio(r['worst'])} | {r['worst_group']} | {r['not_drained']} "
+            f"| {r['median_moves']:g} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-family", type=int, default=10)
+    parser.add_argument("--strategies", default=None, help="comma-separated (default: all)")
+    args = parser.parse_args()
+    strategies = args.strategies.split(",") if args.strategies else names()
+    result = run(args.per_family, strategies)
+    rows = summary(result, strategies)
+    table = Table(title="time to drain ÷ ideal")
+    columns = ("strategy", "median", "p90", "worst", "worst group", "not drained", "median moves")
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("strategy", "worst group") else "right"
+        )
+    for r in rows:
+        table.add_row(
+            str(r["strategy"]),
+            _ratio(r["median"]),
+            _ratio(r["p90"]),
+            _ratio(r["worst"]),
+            str(r["worst_group"]),
+            str(r["not_drained"]),
+            f"{r['median_moves']:g}",
+        )
+    Console().print(table)
+    RESULTS.mkdir(exist_ok=True)
+    out = {**result, "summary": rows}
+    # JSON has no infinity: a strategy that did not drain has null there
+    (RESULTS / "drain.json").write_text(json.dumps(_finite(out), indent=1))
+    (RESULTS / "drain.md").write_text(markdown(result, rows))
+    print(f"written {RESULTS / 'drain.md'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
