@@ -53,7 +53,7 @@ from lagassign.lag import group_lags
 from lagassign.metrics import pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
 from lagassign.rates import drain_weights, has_rates
-from lagassign.strategies.base import Strategy
+from lagassign.strategies.base import Strategy, collector_paused
 from lagassign.strategies.registry import register
 
 #: sticky mode keeps partitions where they are while the largest member lag stays within this
@@ -563,6 +563,10 @@ class BalancedAssignor(Strategy):
         return {tp: float(lag) for tp, lag in lags.items()}
 
     def assign(self, group: Group) -> Assignment:
+        with collector_paused():
+            return self._assign(group)
+
+    def _assign(self, group: Group) -> Assignment:
         return balance(
             group,
             self.weights(group),

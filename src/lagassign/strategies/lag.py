@@ -30,7 +30,7 @@ import heapq
 
 from lagassign.lag import group_lags
 from lagassign.model import Assignment, Group, TopicPartition, java_order
-from lagassign.strategies.base import Strategy
+from lagassign.strategies.base import Strategy, collector_paused
 from lagassign.strategies.registry import register
 
 
@@ -40,6 +40,10 @@ class LagAssignor(Strategy):
     uses_lag = True
 
     def assign(self, group: Group) -> Assignment:
+        with collector_paused():
+            return self._assign(group)
+
+    def _assign(self, group: Group) -> Assignment:
         lags = group_lags(group)
         assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
         for topic_name in sorted(group.topics, key=java_order):

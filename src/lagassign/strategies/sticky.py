@@ -37,18 +37,16 @@ list order included, is kafka-clients 4.4's, except where Kafka goes wrong:
 from __future__ import annotations
 
 import bisect
-import gc
 import heapq
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby, repeat
 from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
-from lagassign.strategies.base import RebalanceProtocol, Strategy
+from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
 from lagassign.strategies.registry import register
 
 #: the generation Kafka assumes for a member that reports none
@@ -1066,24 +1064,8 @@ class _StickyResult:
     transferring: dict[TopicPartition, str] | None
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while building the assignment.
-
-    A large group means millions of new small, acyclic objects, which make the collector
-    traverse the whole heap again and again: about a second per million partitions, for nothing.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _sticky_assign(group: Group, *, eager: bool) -> _StickyResult:
-    with _collector_paused():
+    with collector_paused():
         return _sticky_assign_now(group, eager=eager)
 
 
