@@ -44,6 +44,8 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
+import itertools
+import math
 import random
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -64,13 +66,15 @@ DEFAULT_TOLERANCE = 0.05
 DEFAULT_SEARCH_BUDGET = 2_000_000
 #: exchanges that lower a load by less than this fraction of the largest load are not worth
 #: a step: they cannot change the largest load measurably, and they would make the search long
-MIN_GAIN = 1e-5
+MIN_GAIN = 1e-4
 #: pairs of members with more same-topic swaps than this are not searched for double swaps
 MAX_DOUBLE_SWAPS = 4_000
 #: restarts from perturbed constructions: at most this many, and fewer on larger groups so that
 #: restarts times partitions stays under RESTART_WORK
-MAX_RESTARTS = 24
-RESTART_WORK = 6_000
+MAX_RESTARTS = 64
+RESTART_WORK = 12_000
+#: pairs of members whose shared partitions split more ways than this are not split exhaustively
+MAX_SPLITS = 1_000
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
@@ -213,11 +217,14 @@ def _place(
     items: list[tuple[int, tuple[float, TopicPartition]]],
     room: dict[tuple[int, int], int],
     heat: Callable[[tuple[float, TopicPartition]], float] = lambda item: item[0],
+    tie: Sequence[float] | None = None,
 ) -> None:
     """Hottest first (LPT), each partition to the least-loaded member with room for its topic.
 
-    ``heat`` orders the partitions; restarts perturb it to reach other local optima."""
-    load, count, tie = state.load, state.count, state.tie
+    ``heat`` orders the partitions and ``tie`` breaks ties between members; restarts perturb
+    both to reach other local optima (which member takes the hottest partition, say)."""
+    load, count = state.load, state.count
+    tie = state.tie if tie is None else tie
     heaps = [
         [(load[m], count[m], tie[m], m) for m in topic.subscribers if room[(t, m)]]
         for t, topic in enumerate(state.topics)
@@ -247,14 +254,15 @@ def _construct_global(state: _State) -> None:
 
 
 def _construct_perturbed(state: _State, rng: random.Random) -> None:
-    """Like :func:`_construct_global` with shuffled ceilings and partition heat jittered by up
-    to ±25%: a restart that lands in another local optimum."""
+    """Like :func:`_construct_global` with shuffled ceilings and member ties, and partition
+    heat jittered by up to ±25%: a restart that lands in another local optimum."""
     noise = {
         item[1]: rng.uniform(0.75, 1.25) for topic in state.topics for item in topic.partitions
     }
     tie = [rng.random() for _ in state.load]
     items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
-    _place(state, items, _quotas(state, {}, tie), heat=lambda item: item[0] * noise[item[1]])
+    heat = lambda item: item[0] * noise[item[1]]  # noqa: E731
+    _place(state, items, _quotas(state, {}, tie), heat=heat, tie=tie)
 
 
 def _construct_sticky(state: _State, owners: Mapping[TopicPartition, int]) -> None:
@@ -342,12 +350,20 @@ class _Search:
         changed = True
         while changed and self.budget > 0:
             changed = False
-            for giver in sorted(range(len(load)), key=lambda m: (-load[m], self.state.tie[m])):
+            # Only members above the mean can hold the largest load or make room for it.
+            mean = sum(load) / len(load)
+            heavy = [m for m in range(len(load)) if load[m] > mean]
+            for giver in sorted(heavy, key=lambda m: (-load[m], self.state.tie[m])):
                 self.threshold = MIN_GAIN * max(load)
                 while self.budget > 0:
                     if max(load) <= target:
                         return
-                    best = self.best_exchange(giver) or self.best_double(giver)
+                    # Exhaustive splits cost the most; only the top member is worth them.
+                    best = (
+                        self.best_exchange(giver)
+                        or self.best_double(giver)
+                        or (self.best_split(giver) if load[giver] == max(load) else None)
+                    )
                     if best is None:
                         break
                     self.apply(best)
@@ -456,6 +472,82 @@ class _Search:
             if self.budget <= 0:
                 break
         return best if best is not None and best.gain > self.threshold else None
+
+    def best_split(self, giver: int) -> _Exchange | None:
+        """The best way to split again the partitions two members hold of the topics they
+        share, found by trying every split when there are few enough: this finds exchanges of
+        three and more partitions each way that no sequence of swaps reaches."""
+        s = self.state
+        best: _Exchange | None = None
+        for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
+            gap = s.load[giver] - s.load[taker]
+            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+                break
+            split = self.split(giver, taker)
+            if split is not None and (best is None or split.gain > best.gain):
+                best = split
+        return best if best is not None and best.gain > self.threshold else None
+
+    def counts_for(self, t: int, giver: int, taker: int) -> tuple[int, ...]:
+        """How many of topic ``t``'s pooled partitions the giver may end up with: as many as
+        now, or one fewer / one more where the two hold the topic's ceiling and floor."""
+        held = len(self.state.holding(t, giver))
+        if self.at_ceil(t, giver) and self.at_floor(t, taker):
+            return held, held - 1
+        if self.at_floor(t, giver) and self.at_ceil(t, taker):
+            return held, held + 1
+        return (held,)
+
+    def split(self, giver: int, taker: int) -> _Exchange | None:
+        s = self.state
+        pools = [
+            (t, s.holding(t, giver), s.holding(t, taker), self.counts_for(t, giver, taker))
+            for t in sorted(self.subscribed[giver] & self.subscribed[taker])
+        ]
+        pools = [p for p in pools if p[1] or p[2]]
+        work = 1
+        for _, mine, theirs, counts in pools:
+            work *= sum(math.comb(len(mine) + len(theirs), k) for k in counts)
+        if not pools or work > MAX_SPLITS:
+            return None
+        self.budget -= work
+        fixed = s.load[giver] - sum(w for _, mine, _, _ in pools for w, _ in mine)
+        total = s.load[giver] + s.load[taker]
+        # (change in the giver's count, its share of the pooled weight) -> the partitions of
+        # each topic that make it
+        Picks = tuple[tuple[tuple[float, TopicPartition], ...], ...]
+        shares: dict[tuple[int, float], Picks] = {(0, 0.0): ()}
+        for _, mine, theirs, counts in pools:
+            grown: dict[tuple[int, float], Picks] = {}
+            for (delta, weight), chosen in shares.items():
+                for k in counts:
+                    for pick in itertools.combinations(mine + theirs, k):
+                        key = (delta + k - len(mine), weight + sum(w for w, _ in pick))
+                        grown.setdefault(key, (*chosen, pick))
+            shares = grown
+        options = [key for key in shares if self.may_change_totals(giver, taker, key[0])]
+        if not options:
+            return None
+        delta, weight = min(options, key=lambda k: max(fixed + k[1], total - fixed - k[1]))
+        gain = s.load[giver] - max(fixed + weight, total - fixed - weight)
+        if gain <= self.threshold:
+            return None
+        out: list[_Held] = []
+        back: list[_Held] = []
+        for (t, mine, _, _), pick in zip(pools, shares[(delta, weight)], strict=True):
+            kept, had = set(pick), set(mine)
+            out += [(t, item) for item in mine if item not in kept]
+            back += [(t, item) for item in pick if item not in had]
+        return _Exchange(gain, giver, taker, tuple(out), tuple(back))
+
+    def may_change_totals(self, giver: int, taker: int, delta: int) -> bool:
+        """Whether the giver may end with ``delta`` more partitions in all (the taker with as
+        many fewer) and both stay within the floor and ceiling of identical subscriptions."""
+        s = self.state
+        if not s.identical or delta == 0:
+            return True
+        low, high = s.global_floor, s.global_ceil
+        return low <= s.count[giver] + delta <= high and low <= s.count[taker] - delta <= high
 
     def apply(self, e: _Exchange) -> None:
         s = self.state
