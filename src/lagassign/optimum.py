@@ -5,9 +5,9 @@ each partition to exactly one subscriber; per topic, each subscriber gets the fl
 of partitions ÷ subscribers; with identical subscriptions, each member's total the floor or
 ceiling of partitions ÷ members.
 
-This is what ``balanced`` is measured against (tests, ``bench/quality.py``) and what
-``lagassign plan --optimum`` shows for small groups. highspy is an optional dependency
-(``pip install 'lagassign[exact]'``); it is imported only when a solve is asked for.
+This is what ``balanced`` is measured against (``tests/test_balanced.py``,
+``bench/quality.py``). highspy is an optional dependency (``pip install 'lagassign[exact]'``);
+it is imported only when a solve is asked for.
 """
 
 from __future__ import annotations
