@@ -81,6 +81,14 @@ def summary(result: dict[str, object]) -> list[dict[str, object]]:
                 "worst": ratios[-1],
                 "worst_group": f"{worst['family']} #{worst['seed']}",
                 "within_1pct": sum(r <= 1.01 for r in ratios) / len(ratios),
+                # where the solver ran out of time, matching its best solution is the most
+                # that can be checked
+                "within_1pct_or_solver_best": sum(
+                    g["ratios"][name] <= 1.01
+                    or (not g["proven"] and g["ratios"][name] * g["bound"] <= g["optimum"] + 1e-9)
+                    for g in groups
+                )
+                / len(groups),
             }
         )
     return table
@@ -96,13 +104,15 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         f"proven by HiGHS for {proven} groups; for the other {len(groups) - proven} the ratio is "
         f"against the proven lower bound (an overestimate).",
         "",
-        "| strategy | median | p90 | worst | worst group | within 1% |",
-        "|---|---:|---:|---:|---|---:|",
+        "| strategy | median | p90 | worst | worst group | within 1% "
+        "| within 1%, or ≤ the solver's best where unproven |",
+        "|---|---:|---:|---:|---|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['strategy']} | {r['median']:.3f} | {r['p90']:.3f} | {r['worst']:.3f} "
-            f"| {r['worst_group']} | {r['within_1pct']:.0%} |"
+            f"| {r['worst_group']} | {r['within_1pct']:.0%} "
+            f"| {r['within_1pct_or_solver_best']:.0%} |"
         )
     return "\n".join(lines) + "\n"
 
