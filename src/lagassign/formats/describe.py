@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lagassign.formats.errors import InputError
+from lagassign.formats.errors import InputError, read_text
 from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 
@@ -38,11 +38,7 @@ def load_describe(
     path: str | Path, auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET
 ) -> list[Group]:
     """Read a ``--describe`` dump. Raises :class:`InputError` naming the file and line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    text = read_text(path)
     return parse_describe(text.splitlines(), str(path), auto_offset_reset)
 
 

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lagassign.formats.errors import InputError
+from lagassign.formats.errors import InputError, read_text
 from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
 
@@ -35,11 +35,7 @@ _MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation"}
 
 def load_group(path: str | Path) -> Group:
     """Read a group file. Raises :class:`InputError` naming the file and the key."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
