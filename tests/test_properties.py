@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lagassign.model import Assignment, Group, TopicPartition
+from lagassign.model import Assignment, Group, Topic, TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
 from tests.groupgen import random_group
 
@@ -76,3 +77,10 @@ def test_identical_subscriptions_balance_total_counts(rng, name):
 def test_deterministic(rng, name):
     g = random_group(rng)
     assert create(name).assign(g) == create(name).assign(g)
+
+
+@pytest.mark.parametrize("name", names())
+def test_group_without_members(name):
+    # A group whose members have all left still has topics (describe dumps show such groups).
+    g = Group.of([Topic.of("t", 3)], [])
+    assert create(name).assign(g).partitions == {}

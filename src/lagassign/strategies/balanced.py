@@ -347,6 +347,8 @@ class _Search:
         pairs below the top is what frees room for the top member on a later sweep.
         """
         load = self.state.load
+        if not load:
+            return  # a group without members: nothing to improve
         changed = True
         while changed and self.budget > 0:
             changed = False
