@@ -22,6 +22,7 @@ from lagassign.lag import group_lags
 from lagassign.metrics import MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group
+from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
 
 if TYPE_CHECKING:
@@ -225,6 +226,13 @@ def _build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--format", choices=("table", "json"), default="table")
     simulate.set_defaults(run=_run_simulate)
 
+    pipeline = commands.add_parser(
+        "pipeline",
+        help="lag and every strategy's plan for a whole fleet of groups, on PySpark",
+    )
+    add_pipeline_arguments(pipeline)
+    pipeline.set_defaults(run=_run_pipeline)
+
     listing = commands.add_parser("strategies", help="list the registered strategies")
     listing.set_defaults(run=_run_strategies)
     return parser
@@ -233,6 +241,15 @@ def _build_parser() -> argparse.ArgumentParser:
 def _run_strategies(args: argparse.Namespace, console: Console) -> None:
     for name in names():
         print(name)
+
+
+def _run_pipeline(args: argparse.Namespace, console: Console) -> None:
+    """The PySpark pipeline (lagassign.spark; imported here: PySpark loads only for it)."""
+    try:
+        from lagassign.spark.pipeline import run_from_args
+    except ImportError as e:
+        raise CliError(f"pipeline: needs PySpark, pyarrow and pandas ({e})") from None
+    run_from_args(args)
 
 
 def _assign_json(gp: GroupPlans) -> dict[str, Any]:

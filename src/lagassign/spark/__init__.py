@@ -1,0 +1,14 @@
+"""The fleet pipeline on PySpark: lag and every strategy's plan for every consumer group.
+
+* :mod:`lagassign.spark.pipeline`: the job (``lagassign pipeline``, ``python -m
+  lagassign.spark.pipeline``, spark-submit);
+* :mod:`lagassign.spark.sources`: snapshot files, describe dumps and a live cluster as one
+  DataFrame of snapshot rows, read on the executors;
+* :mod:`lagassign.spark.snapshot` and :mod:`lagassign.spark.groups`: the pure functions the
+  executors run: reading and checking files, building each model group, calling the core;
+* :mod:`lagassign.spark.outputs`: the output folder, written whole or not at all;
+* :mod:`lagassign.spark.options`: the flags, shared by every way of running it.
+
+Spark moves rows; every rule (lag, strategies, metrics) is the core's. Importing this package
+(or :mod:`~lagassign.spark.options`) does not import PySpark.
+"""

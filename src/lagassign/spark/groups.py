@@ -1,0 +1,300 @@
+"""One group's snapshot rows -> the model group -> the core's plans -> result rows.
+
+Pure Python and pyarrow: the pipeline calls :func:`plan_rows` on its executors once per group
+(``groupBy("group").applyInArrow``), and the benchmark's plain loop calls it directly. Lag comes
+from :func:`lagassign.lag.group_lags`, the plans and their metrics from
+:func:`lagassign.plan.plan_group`: nothing here assigns a partition or computes a lag.
+
+The rows of a group make the model group this way: its members are the distinct non-null
+``member_id``\\ s, each owning the partitions of its rows; a member subscribes its ``subscribed``
+topics, or every topic of the group when no row of it says; ``auto_offset_reset`` is the
+group's (null means "latest"). Rows that disagree about a group or a member raise
+:class:`InputError` naming the file and row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from lagassign.formats.errors import InputError
+from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.model import (
+    Assignment,
+    Group,
+    Member,
+    ModelError,
+    Offsets,
+    Partition,
+    Topic,
+    TopicPartition,
+    java_order,
+)
+from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
+from lagassign.spark.schema import RESULT_SCHEMA
+from lagassign.spark.snapshot import place
+
+Row = Mapping[str, Any]
+
+
+def _where(row: Row) -> str:
+    return place(str(row.get("source") or "<input>"), row.get("row"))
+
+
+def _order(row: Row) -> tuple[bool, bytes, int, str, int]:
+    topic = row.get("topic")
+    return (
+        topic is None,
+        java_order(topic or ""),
+        row.get("partition") or 0,
+        str(row.get("source") or ""),
+        row.get("row") or 0,
+    )
+
+
+@dataclass
+class _MemberRows:
+    first: Row
+    rack: str | None = None
+    rack_row: Row | None = None
+    subscribed: set[str] | None = None
+    owned: list[TopicPartition] = field(default_factory=list)
+
+
+def build_group(rows: Sequence[Row]) -> Group:
+    """The model group of one group's rows (all with the same ``group``)."""
+    if not rows:
+        raise ValueError("a group needs rows")
+    rows = sorted(rows, key=_order)
+    group_id = str(rows[0]["group"])
+    reset: str | None = None
+    reset_row: Row | None = None
+    partitions: dict[str, list[Partition]] = {}
+    seen: dict[TopicPartition, Row] = {}
+    members: dict[str, _MemberRows] = {}
+    all_topics = _topics(rows)
+    for row in sorted(rows, key=lambda r: (str(r.get("source") or ""), r.get("row") or 0)):
+        value = row.get("auto_offset_reset")
+        if value is not None:
+            if reset is None:
+                reset, reset_row = value, row
+            elif value.lower() != reset.lower():
+                raise InputError(
+                    _where(row),
+                    f"auto_offset_reset: {value!r} disagrees with {reset!r} "
+                    f"({_where(reset_row or row)}) for group {group_id!r}",
+                )
+    for row in rows:
+        topic, number = row.get("topic"), row.get("partition")
+        member_id = row.get("member_id")
+        if topic is not None and number is not None:
+            tp = TopicPartition(topic, number)
+            if tp in seen:
+                raise InputError(
+                    _where(row),
+                    f"partition: {tp} listed twice for group {group_id!r} "
+                    f"(also at {_where(seen[tp])})",
+                )
+            seen[tp] = row
+            try:
+                partitions.setdefault(topic, []).append(_partition(row, topic, number))
+            except ModelError as e:
+                raise InputError(_where(row), f"{e.where or 'partition'}: {e.message}") from None
+        if member_id is None:
+            continue
+        m = members.setdefault(member_id, _MemberRows(row))
+        if topic is not None and number is not None:
+            m.owned.append(TopicPartition(topic, number))
+        rack = row.get("rack")
+        if rack is not None:
+            if m.rack is None:
+                m.rack, m.rack_row = rack, row
+            elif rack != m.rack:
+                raise InputError(
+                    _where(row),
+                    f"rack: {rack!r} disagrees with {m.rack!r} ({_where(m.rack_row or row)}) "
+                    f"for member {member_id!r}",
+                )
+        subscribed = row.get("subscribed")
+        if subscribed is not None:
+            unknown = [t for t in subscribed if t not in all_topics]
+            if unknown:
+                raise InputError(
+                    _where(row),
+                    f"subscribed: topic {unknown[0]!r} has no partitions in group {group_id!r}",
+                )
+            m.subscribed = (m.subscribed or set()) | set(subscribed)
+    every_topic = frozenset(partitions)
+    model_members = [
+        Member(
+            mid,
+            frozenset(m.subscribed) if m.subscribed is not None else every_topic,
+            rack=m.rack,
+            owned=tuple(m.owned),
+        )
+        for mid, m in sorted(members.items())
+    ]
+    topics = {
+        name: Topic(name, tuple(partitions[name])) for name in sorted(partitions, key=java_order)
+    }
+    try:
+        return Group(group_id, topics, tuple(model_members), reset or DEFAULT_AUTO_OFFSET_RESET)
+    except ModelError as e:  # pragma: no cover - the checks above come first
+        raise InputError(_where(rows[0]), f"group {group_id!r}: {e}") from None
+
+
+def _topics(rows: Sequence[Row]) -> set[str]:
+    return {r["topic"] for r in rows if r.get("topic") is not None}
+
+
+def _partition(row: Row, topic: str, number: int) -> Partition:
+    racks = frozenset(row.get("replica_racks") or ())
+    rates = {"rate_in": row.get("rate_in"), "rate_out": row.get("rate_out")}
+    if row.get("lag") is not None:
+        return Partition(topic, number, lag=row["lag"], racks=racks, **rates)
+    offsets = Offsets(row["begin"], row["end"], row.get("committed"))
+    return Partition(topic, number, offsets=offsets, racks=racks, **rates)
+
+
+# ------------------------------------------------------------------------------------------------
+# predicted catch-up time
+
+
+def catch_up_seconds(
+    group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
+) -> float | None:
+    """Seconds until every member of ``assignment`` has read its backlog, when rates are known.
+
+    The group's measured consume rate (the sum of its partitions' ``rate_out``) is shared evenly
+    by its members (members are alike); each member also has to keep up with what is produced
+    to its partitions (their ``rate_in``). A member drains in ``lag ÷ (share − produce rate)``
+    seconds; the plan's time is its slowest member's, ``inf`` when a member with a backlog
+    cannot keep up. None when no consume rate is known. For one member this is
+    :func:`lagassign.rates.drain_horizon` without its cap.
+    """
+    consumed = [p.rate_out for p in group.partitions() if p.rate_out is not None]
+    if not consumed or not group.members:
+        return None
+    share = sum(consumed) / len(group.members)
+    slowest = 0.0
+    for tps in assignment.partitions.values():
+        backlog = sum(lags[tp] for tp in tps)
+        if backlog == 0:
+            continue
+        produced = sum(group.partition(tp).rate_in or 0.0 for tp in tps)
+        spare = share - produced
+        if spare <= 0:
+            return math.inf
+        slowest = max(slowest, backlog / spare)
+    return slowest
+
+
+# ------------------------------------------------------------------------------------------------
+# plans -> result rows
+
+
+class Results:
+    """Result rows (:data:`~lagassign.spark.schema.RESULT_SCHEMA`) being collected."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {name: [] for name in RESULT_SCHEMA.names}
+
+    def add(self, kind: str, **values: Any) -> None:
+        for name, column in self.columns.items():
+            column.append(kind if name == "kind" else values.get(name))
+
+    def __len__(self) -> int:
+        return len(self.columns["kind"])
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_pydict(self.columns, schema=RESULT_SCHEMA)
+
+    def add_group(self, rows: Iterable[Row], gp: GroupPlans) -> None:
+        """Every result of one group: its partitions' lag, and every plan (the current
+        assignment first, as ``current``) with its members' load and the group metrics."""
+        group = gp.group
+        for row in rows:
+            topic, number = row.get("topic"), row.get("partition")
+            if topic is None or number is None:
+                continue
+            self.add(
+                "partition",
+                group=group.id,
+                topic=topic,
+                partition=number,
+                lag=gp.lags[TopicPartition(topic, number)],
+                member_id=row.get("member_id"),
+            )
+        plans = ([gp.current] if gp.current else []) + list(gp.plans)
+        for plan in plans:
+            self.add_plan(gp, plan)
+
+    def add_plan(self, gp: GroupPlans, plan: Plan) -> None:
+        group, metrics = gp.group.id, plan.metrics
+        for member_id, tps in plan.assignment.partitions.items():
+            for tp in tps:
+                self.add(
+                    "plan",
+                    group=group,
+                    strategy=plan.strategy,
+                    member_id=member_id,
+                    topic=tp.topic,
+                    partition=tp.partition,
+                )
+        for load in metrics.members:
+            self.add(
+                "member",
+                group=group,
+                strategy=plan.strategy,
+                member_id=load.member_id,
+                partitions=load.partitions,
+                lag=load.lag,
+            )
+        self.add(
+            "group",
+            group=group,
+            strategy=plan.strategy,
+            members=len(gp.group.members),
+            partitions=sum(load.partitions for load in metrics.members) + metrics.unassigned,
+            total_lag=metrics.total_lag,
+            max_member_lag=metrics.max_member_lag,
+            lower_bound=metrics.lower_bound,
+            imbalance=metrics.imbalance,
+            count_spread=metrics.count_spread,
+            moves=metrics.moves,
+            unassigned=metrics.unassigned,
+            catch_up_s=catch_up_seconds(gp.group, plan.assignment, gp.lags),
+        )
+
+
+def plan_rows(
+    rows: Sequence[Row], strategies: Sequence[str], into: Results | None = None
+) -> Results:
+    """The results of one group's rows: lag, plans, members, metrics; or one ``error`` row (bad
+    input, naming the file and row) or ``failure`` row (a strategy failed). Added to ``into``
+    when given."""
+    results = Results() if into is None else into
+    try:
+        group = build_group(rows)
+    except InputError as e:
+        results.add("error", group=rows[0].get("group"), source=e.place, error=e.message)
+        return results
+    try:
+        gp = plan_group(group, strategies)
+    except Exception as e:  # a strategy's bug: reported as such, not as bad input
+        results.add(
+            "failure",
+            group=group.id,
+            source=f"group {group.id!r}",
+            error=f"planning failed: {type(e).__name__}: {e}",
+        )
+        return results
+    results.add_group(rows, gp)
+    return results
+
+
+__all__ = ["CURRENT", "Results", "build_group", "catch_up_seconds", "plan_rows"]

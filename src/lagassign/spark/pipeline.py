@@ -1,0 +1,484 @@
+"""The fleet pipeline on PySpark: offsets -> lag -> plans -> metrics -> tables and a report.
+
+::
+
+    sources ──> snapshot rows ──groupBy(group).applyInArrow──> results ──> partitions, plans,
+    (files, dumps,  (one per group      (per group: model group,          members, groups
+     live cluster)   × partition)        core lag, every strategy,         (Parquet), report.html
+                                         metrics; on the executors)
+
+1. **Read** (:mod:`lagassign.spark.sources`): the inputs become one DataFrame of snapshot rows,
+   read on the executors (a task per file, or per share of a live cluster's groups). Bad input
+   stops the run here with one line naming the file, the row and the column.
+2. **Plan**: ``groupBy("group").applyInArrow`` hands each group's rows to
+   :func:`lagassign.spark.groups.plan_rows`, which builds the model group and calls the core's
+   :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag`, every strategy from the
+   registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
+   core's.
+3. **Write** (:mod:`lagassign.spark.outputs`): the four Parquet tables, ``report.html`` with its
+   PNGs (:mod:`lagassign.report.fleet`) and ``summary.json``, into a staging folder that takes
+   ``--out``'s place only when everything is written.
+
+Run it as ``lagassign pipeline ...``, ``python -m lagassign.spark.pipeline ...`` or through
+``spark-submit`` with this file (same flags; see docs/pipeline.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lagassign import __version__
+from lagassign.formats.errors import InputError
+from lagassign.kafka.offsets import ClientConfigError, OffsetsError
+from lagassign.model import ModelError
+from lagassign.plan import CURRENT
+from lagassign.spark import sources
+from lagassign.spark.groups import plan_rows
+from lagassign.spark.options import PipelineOptions, add_arguments, from_args
+from lagassign.spark.outputs import check_out, staging, write_summary
+from lagassign.spark.schema import RESULT_SCHEMA, TABLES, ddl
+
+log = logging.getLogger("lagassign.pipeline")
+
+EXIT_BAD_INPUT = 2
+EXIT_RUNTIME = 1
+DEFAULT_MASTER = "local[*]"
+DEFAULT_DRIVER_MEMORY = "2g"
+
+
+class PipelineError(Exception):
+    """Spark could not run the job (not the input's fault). ``str()`` is one line."""
+
+
+@dataclass
+class PipelineResult:
+    out: Path
+    groups: int
+    partitions: int
+    total_lag: int
+    strategies: list[str]
+    tables: dict[str, int]
+    report: Path | None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------
+# Spark
+
+
+def _under_spark_submit() -> bool:
+    """True when spark-submit started this process (it then owns the master and the JVM)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def session_settings(options: PipelineOptions) -> dict[str, str]:
+    """The Spark settings the pipeline starts a session with; ``--conf`` wins over them."""
+    settings: dict[str, str] = {
+        "spark.app.name": "lagassign pipeline",
+        "spark.log.level": "FATAL",
+        "spark.ui.showConsoleProgress": str(not options.quiet and sys.stderr.isatty()).lower(),
+        # planning is CPU-bound per group: keep every planning task, however few bytes it reads
+        "spark.sql.adaptive.coalescePartitions.enabled": "false",
+    }
+    if options.master is not None:
+        settings["spark.master"] = options.master
+    if not _under_spark_submit():
+        settings.setdefault("spark.master", DEFAULT_MASTER)
+        settings["spark.driver.memory"] = DEFAULT_DRIVER_MEMORY
+        # Spark's start-up chatter (log4j's default profile, host name warnings) off; errors
+        # reach the user as one line (see run); --conf spark.log.level=WARN brings logs back
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2()}"
+    settings.update(dict(options.conf))
+    return settings
+
+
+_LOG4J2 = """\
+rootLogger.level = fatal
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _log4j2() -> Path:
+    """A log4j2 configuration for the driver that logs fatal errors only."""
+    path = Path(tempfile.gettempdir()) / f"lagassign-log4j2-{os.getuid()}.properties"
+    if not path.is_file() or path.read_text(encoding="utf-8") != _LOG4J2:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(_LOG4J2, encoding="utf-8")
+        tmp.replace(path)
+    return path
+
+
+def start_session(options: PipelineOptions) -> SparkSession:
+    settings = session_settings(options)
+    if settings.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        # local mode: the Python workers run in this interpreter's environment (PySpark reads
+        # the worker's Python from this variable only, not from spark.pyspark.python)
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as e:  # no Java, a bad master URL, a port in use
+        raise PipelineError(f"cannot start Spark: {_one_line(e)}") from None
+
+
+def _one_line(e: BaseException) -> str:
+    """The gist of a Spark or Python worker error: its last meaningful line."""
+    text = str(e).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    for line in reversed(lines):
+        if not line.startswith(("at ", "File ", "^", "...", "JVM stacktrace")):
+            return line[:400]
+    return lines[0][:400]
+
+
+@contextmanager
+def _sql_settings(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+# ------------------------------------------------------------------------------------------------
+# the job
+
+
+def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
+    if options.bootstrap_server:
+        return sources.read_live(
+            spark,
+            options.bootstrap_server,
+            command_config=options.command_config,
+            timeout=options.timeout,
+            groups=options.groups,
+            auto_offset_reset=options.auto_offset_reset,
+        )
+    if options.describe:
+        return sources.read_files(
+            spark,
+            options.describe,
+            describe=True,
+            groups=options.groups,
+            auto_offset_reset=options.auto_offset_reset,
+        )
+    if options.inputs:
+        return sources.read_files(
+            spark, options.inputs, input_format=options.input_format, groups=options.groups
+        )
+    return sources.read_sample(spark, groups=options.groups)
+
+
+def _planner(strategies: Sequence[str]) -> Callable[[pa.Table], pa.Table]:
+    chosen = list(strategies)
+
+    def plan(table: pa.Table) -> pa.Table:
+        return plan_rows(table.to_pylist(), chosen).table()
+
+    return plan
+
+
+def plan_groups(rows: DataFrame, strategies: Sequence[str]) -> DataFrame:
+    """Results (:data:`RESULT_SCHEMA`) of every group of ``rows``: each group planned by the
+    core in one task."""
+    return rows.groupBy("group").applyInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
+
+
+def first_result_error(results: DataFrame) -> None:
+    bad = (
+        results.filter(F.col("kind").isin("error", "failure"))
+        .select("kind", "source", "error")
+        .orderBy("kind", "source")
+        .limit(1)
+        .collect()
+    )
+    if not bad:
+        return
+    kind, source, message = bad[0]
+    if kind == "failure":
+        raise PipelineError(f"{source}: {message}")
+    raise InputError(source, message)
+
+
+def table(results: DataFrame, name: str) -> DataFrame:
+    kind, columns = TABLES[name]
+    return results.filter(F.col("kind") == kind).select(*columns)
+
+
+#: seconds between progress lines of a long step, when Spark shows no progress bar
+PROGRESS_EVERY_S = 15.0
+
+
+@dataclass
+class _Clock:
+    """Times the steps and logs them; during a step, logs Spark's task counts now and then
+    (for logs and pipes, where Spark's console progress bar is off)."""
+
+    spark: SparkSession | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def step(self, name: str, message: str) -> Iterator[None]:
+        log.info("%s ...", message)
+        start = time.monotonic()
+        done = threading.Event()
+        watcher = None
+        if self.spark is not None and log.isEnabledFor(logging.INFO):
+            watcher = threading.Thread(
+                target=self._watch, args=(message, done), daemon=True, name="lagassign-progress"
+            )
+            watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            if watcher is not None:
+                watcher.join(timeout=1)
+        self.seconds[name] = round(time.monotonic() - start, 3)
+        log.info("%s: done in %.1f s", message, self.seconds[name])
+
+    def _watch(self, message: str, done: threading.Event) -> None:
+        assert self.spark is not None
+        if self.spark.conf.get("spark.ui.showConsoleProgress", "false") == "true":
+            return
+        tracker = self.spark.sparkContext.statusTracker()
+        while not done.wait(PROGRESS_EVERY_S):
+            try:
+                stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+            except Exception:  # the session is stopping
+                return
+            tasks = [(s.numCompletedTasks, s.numTasks) for s in stages if s is not None]
+            if tasks:
+                finished, total = (sum(x) for x in zip(*tasks, strict=True))
+                log.info("%s: %d of %d tasks done", message, finished, total)
+
+
+def run(options: PipelineOptions, spark: SparkSession | None = None) -> PipelineResult:
+    """Runs the pipeline; on a given session, or on one it starts (and stops) itself.
+
+    Raises :class:`InputError` for bad input (naming the file, row and column),
+    :class:`OffsetsError` when a live cluster cannot be read and :class:`PipelineError` when
+    Spark fails. Nothing is written to ``options.out`` unless the whole run succeeds.
+    """
+    strategies = options.strategy_names()
+    check_out(options.out)  # before starting Spark: a wrong --out is a quick error
+    own = spark is None
+    clock = _Clock()
+    if spark is None:
+        with clock.step("start", "starting Spark"):
+            spark = start_session(options)
+    clock.spark = spark
+    sc = spark.sparkContext
+    log.info("Spark %s, master %s, %d cores", spark.version, sc.master, sc.defaultParallelism)
+    partitions = options.partitions or 4 * sc.defaultParallelism
+    cached: list[DataFrame] = []
+    try:
+        with (
+            staging(options.out) as folder,
+            _sql_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}),
+        ):
+            with clock.step("read", "reading the input"):
+                rows = read_inputs(spark, options).persist(StorageLevel.MEMORY_AND_DISK)
+                cached.append(rows)
+                sources.first_error(rows)
+                if rows.isEmpty():
+                    raise InputError(
+                        "input",
+                        "no rows" + (" of a group --groups matches" if options.groups else ""),
+                    )
+            message = f"planning every group with {len(strategies)} strategies"
+            with clock.step("plan", message):
+                sc.setJobDescription(message)
+                results = plan_groups(rows.filter(F.col("error").isNull()), strategies)
+                results = results.persist(StorageLevel.MEMORY_AND_DISK)
+                cached.append(results)
+                first_result_error(results)
+                counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
+            with clock.step("write", "writing the tables"):
+                written = {}
+                for name in TABLES:
+                    sc.setJobDescription(f"writing {name}")
+                    table(results, name).write.parquet(str(folder / name))
+                    written[name] = counts.get(TABLES[name][0], 0)
+            totals = (
+                table(results, "groups")
+                .filter(F.col("strategy") == strategies[0])
+                .agg(F.count("*"), F.sum("partitions"), F.sum("total_lag"))
+                .collect()[0]
+            )
+            groups, total_partitions = int(totals[0]), int(counts.get("partition", 0))
+            report_path = None
+            if options.report:
+                with clock.step("report", "writing the report"):
+                    report_path = _report(results, folder, options, strategies, spark, clock)
+            write_summary(
+                folder,
+                {
+                    "version": __version__,
+                    "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "input": _describe_input(options),
+                    "groups": groups,
+                    "partitions": total_partitions,
+                    "strategies": strategies,
+                    "tables": written,
+                    "spark": {"version": spark.version, "master": sc.master},
+                    "seconds": clock.seconds,
+                },
+            )
+        out = options.out.expanduser().absolute()
+        result = PipelineResult(
+            out=out,
+            groups=groups,
+            partitions=total_partitions,
+            total_lag=int(totals[2] or 0),
+            strategies=strategies,
+            tables=written,
+            report=out / report_path.name if report_path else None,
+            seconds=clock.seconds,
+        )
+        log.info("%d groups, %d partitions: written to %s", groups, total_partitions, out)
+        return result
+    except (InputError, OffsetsError, PipelineError, ModelError):
+        raise
+    except PySparkException as e:
+        raise PipelineError(f"Spark failed: {_one_line(e)}") from None
+    except Exception as e:
+        if type(e).__module__.startswith(("py4j", "pyspark")):
+            raise PipelineError(f"Spark failed: {_one_line(e)}") from None
+        raise
+    finally:
+        for frame in cached:
+            with contextlib.suppress(Exception):  # the session may be gone already
+                frame.unpersist()
+        if own:
+            spark.stop()
+
+
+def _describe_input(options: PipelineOptions) -> dict[str, Any]:
+    if options.bootstrap_server:
+        return {"bootstrap_server": options.bootstrap_server, "groups": options.groups}
+    if options.describe:
+        return {"describe": list(options.describe), "groups": options.groups}
+    if options.inputs:
+        return {"snapshots": list(options.inputs), "groups": options.groups}
+    return {"sample": str(sources.sample_fleet()), "groups": options.groups}
+
+
+def _report(
+    results: DataFrame,
+    folder: Path,
+    options: PipelineOptions,
+    strategies: list[str],
+    spark: SparkSession,
+    clock: _Clock,
+) -> Path:
+    from lagassign.report.fleet import GroupResult, MemberResult, charted_groups, write_report
+
+    group_rows = table(results, "groups").collect()
+    groups = [GroupResult(**row.asDict()) for row in group_rows]
+    shown = charted_groups(groups, strategies, options.charts)
+    member_rows = (
+        table(results, "members")
+        .filter(F.col("group").isin(shown) & F.col("strategy").isin([CURRENT, *strategies]))
+        .collect()
+        if shown
+        else []
+    )
+    members = [MemberResult(**row.asDict()) for row in member_rows]
+    facts = {
+        "input": ", ".join(f"{k}: {v}" for k, v in _describe_input(options).items() if v),
+        "Spark": f"{spark.version} on {spark.sparkContext.master}",
+        "strategies": ", ".join(strategies),
+        "run time": f"{sum(clock.seconds.values()):.0f} s so far (read, plan, write)",
+    }
+    return write_report(folder, groups, members, strategies=strategies, facts=facts)
+
+
+# ------------------------------------------------------------------------------------------------
+# command line (lagassign pipeline, python -m lagassign.spark.pipeline, spark-submit)
+
+
+def _progress_to_stderr(quiet: bool) -> None:
+    logger = logging.getLogger("lagassign")
+    if not any(getattr(h, "lagassign_pipeline", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("lagassign: %(message)s"))
+        handler.lagassign_pipeline = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        for h in logger.handlers:
+            h.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def run_from_args(args: argparse.Namespace) -> PipelineResult:
+    """``lagassign pipeline``: options from the flags, progress on stderr, then :func:`run`.
+    Spark failures print one line and exit with status 1."""
+    options = from_args(args)
+    _progress_to_stderr(options.quiet)
+    try:
+        result = run(options)
+    except PipelineError as e:
+        print(f"lagassign: error: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_RUNTIME) from None
+    print(
+        f"{result.groups} groups, {result.partitions} partitions, "
+        f"{len(result.strategies)} strategies -> {result.out}"
+        + (f" (report: {result.report})" if result.report else "")
+    )
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lagassign-pipeline",
+        description="Lag and assignment plans for every consumer group, on PySpark.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        run_from_args(args)
+    except (InputError, ModelError, ClientConfigError) as e:
+        print(f"lagassign: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OffsetsError as e:
+        print(f"lagassign: error: {e}", file=sys.stderr)
+        return EXIT_RUNTIME
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,586 @@
+"""Snapshot files (JSON lines, CSV, Parquet) and describe dumps -> snapshot rows (Arrow).
+
+Pure Python and pyarrow, no Spark: the pipeline runs these functions on its executors, one
+file per call, and the tests and the benchmark's plain loop call them directly.
+
+A snapshot has one row per group × partition::
+
+    group, topic, partition, begin, end, committed, member_id, client_id, host
+    [, rack, auto_offset_reset, subscribed, replica_racks, rate_in, rate_out]
+
+``group``, ``topic``, ``partition``, ``begin`` and ``end`` are required; the others may be null
+or left out. Every value is checked: a bad one raises :class:`InputError` naming the file, the
+row (the line of a JSON lines or CSV file, counting a CSV's header as line 1; the row number,
+from 1, of a Parquet file) and the column. Unknown columns are errors, so that a misspelt
+``subscribed`` never silently changes a plan.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from lagassign.formats.describe import load_describe
+from lagassign.formats.errors import InputError
+from lagassign.model import Group
+from lagassign.spark.schema import ROW_SCHEMA
+
+#: rows per Arrow batch a reader yields
+BATCH_ROWS = 50_000
+
+FORMATS = ("jsonl", "csv", "parquet")
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+REQUIRED = ("group", "topic", "partition", "begin", "end")
+NULLABLE = ("committed", "member_id", "client_id", "host")
+OPTIONAL = ("rack", "auto_offset_reset", "subscribed", "replica_racks", "rate_in", "rate_out")
+COLUMNS = REQUIRED + NULLABLE + OPTIONAL
+
+_RESETS = ("latest", "earliest", "none")
+_INT32_MAX = 2**31 - 1
+_LIST_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+def format_of(path: str) -> str | None:
+    """The snapshot format a file name says (``.jsonl``, ``.csv.gz``, ``.parquet`` ...)."""
+    name = path.lower().removesuffix(".gz")
+    for ext, fmt in _EXTENSIONS.items():
+        if name.endswith(ext):
+            return None if fmt == "parquet" and path.lower().endswith(".gz") else fmt
+    return None
+
+
+def place(source: str, row: int | None) -> str:
+    """Where a row is, as error messages say it: ``file:line``, or ``file: row N`` (Parquet)."""
+    if row is None:
+        return source
+    if format_of(source) == "parquet":
+        return f"{source}: row {row}"
+    return f"{source}:{row}"
+
+
+# ------------------------------------------------------------------------------------------------
+# checking values
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    name: str
+    #: "name" (non-empty string), "text" (string), "int", "partition", "rate", "reset", "list"
+    kind: str
+    required: bool
+
+
+_SPECS = {
+    "group": _Column("group", "name", True),
+    "topic": _Column("topic", "name", True),
+    "partition": _Column("partition", "partition", True),
+    "begin": _Column("begin", "int", True),
+    "end": _Column("end", "int", True),
+    "committed": _Column("committed", "int", False),
+    "member_id": _Column("member_id", "text", False),
+    "client_id": _Column("client_id", "text", False),
+    "host": _Column("host", "text", False),
+    "rack": _Column("rack", "text", False),
+    "auto_offset_reset": _Column("auto_offset_reset", "reset", False),
+    "subscribed": _Column("subscribed", "list", False),
+    "replica_racks": _Column("replica_racks", "list", False),
+    "rate_in": _Column("rate_in", "rate", False),
+    "rate_out": _Column("rate_out", "rate", False),
+}
+
+_ARROW_TYPES = {
+    "name": pa.string(),
+    "text": pa.string(),
+    "reset": pa.string(),
+    "int": pa.int64(),
+    "partition": pa.int32(),
+    "rate": pa.float64(),
+    "list": pa.list_(pa.string()),
+}
+
+
+class _Bad(ValueError):
+    """A bad value; the caller knows the row and the column."""
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _integer(value: Any, text: bool) -> int:
+    if text and isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise _Bad(f"expected an integer, got {_shown(value)}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Bad(f"expected an integer, got {_shown(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise _Bad(f"expected an integer, got {value!r}")
+        return int(value)
+    return value
+
+
+def _check_value(spec: _Column, value: Any, text: bool) -> Any:
+    """The checked value of ``spec``'s column; ``text``: the value comes from a CSV cell."""
+    if value is None or (isinstance(value, str) and value == "" and spec.kind != "name"):
+        if spec.required:
+            raise _Bad("missing (required)")
+        return None
+    if isinstance(value, float) and math.isnan(value) and spec.kind != "rate":
+        # pandas writes a null of an integer column as NaN
+        if spec.required:
+            raise _Bad("missing (required)")
+        return None
+    kind = spec.kind
+    if kind in ("name", "text", "reset"):
+        if not isinstance(value, str):
+            raise _Bad(f"expected a string, got {_shown(value)}")
+        if kind == "name" and not value:
+            raise _Bad("must not be empty")
+        if kind == "reset":
+            low = value.lower()
+            if low not in _RESETS and not low.startswith("by_duration:"):
+                raise _Bad(
+                    f"expected latest, earliest, none or by_duration:<duration>, got {value!r}"
+                )
+        return value
+    if kind in ("int", "partition"):
+        number = _integer(value, text)
+        if number < 0:
+            raise _Bad(f"must not be negative, got {number}")
+        if kind == "partition" and number > _INT32_MAX:
+            raise _Bad(f"partition number out of range, got {number}")
+        if number >= 2**63:
+            raise _Bad(f"out of range, got {number}")
+        return number
+    if kind == "rate":
+        if text and isinstance(value, str):
+            try:
+                rate = float(value.strip())
+            except ValueError:
+                raise _Bad(f"expected a number, got {_shown(value)}") from None
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Bad(f"expected a number, got {_shown(value)}")
+        else:
+            rate = float(value)
+        if not math.isfinite(rate) or rate < 0:
+            raise _Bad(f"must be a number of messages per second, not below 0, got {value!r}")
+        return rate
+    # list: topic names (subscribed) or rack ids (replica_racks)
+    if isinstance(value, str):
+        return [item for item in _LIST_SEPARATORS.split(value) if item]
+    if not isinstance(value, list | tuple):
+        raise _Bad(f"expected a list of strings, got {_shown(value)}")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise _Bad(f"expected a list of non-empty strings, got {_shown(list(value))}")
+    return list(value)
+
+
+# ------------------------------------------------------------------------------------------------
+# chunks of rows -> Arrow batches
+
+
+@dataclass
+class _Chunk:
+    """Rows read but not yet checked: raw values per column and where each row is."""
+
+    source: str
+    columns: dict[str, list[Any]]
+    rows: list[int]
+    #: values come from CSV cells (strings)
+    text: bool = False
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _first_error(
+    found: tuple[int, str, str] | None, index: int, column: str, message: str
+) -> tuple[int, str, str]:
+    if found is None or index < found[0]:
+        return (index, column, message)
+    return found
+
+
+def _check_pylist(spec: _Column, values: Sequence[Any], text: bool) -> tuple[list[Any], int, str]:
+    out: list[Any] = []
+    for i, value in enumerate(values):
+        try:
+            out.append(_check_value(spec, value, text))
+        except _Bad as e:
+            return out, i, str(e)
+    return out, -1, ""
+
+
+def _check_arrow(spec: _Column, array: pa.Array) -> tuple[pa.Array, int, str] | None:
+    """Checks a typed Parquet column without leaving Arrow, when its type is the expected one;
+    None when it is not (the caller then checks value by value, which finds the bad row)."""
+    kind = spec.kind
+    target = _ARROW_TYPES[kind]
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    t = array.type
+    if kind in ("int", "partition") and pa.types.is_integer(t):
+        if spec.required and array.null_count:
+            return array, _index(pc.is_null(array)), "missing (required)"
+        negative = pc.fill_null(pc.less(array, 0), False)
+        if pc.any(negative).as_py():
+            i = _index(negative)
+            return array, i, f"must not be negative, got {array[i].as_py()}"
+        if kind == "partition":
+            big = pc.fill_null(pc.greater(array, _INT32_MAX), False)
+            if pc.any(big).as_py():
+                i = _index(big)
+                return array, i, f"partition number out of range, got {array[i].as_py()}"
+        if pa.types.is_uint64(t):
+            return None  # values above 2**63 - 1 are found value by value
+        return array.cast(target), -1, ""
+    if kind == "rate" and (pa.types.is_floating(t) or pa.types.is_integer(t)):
+        values = array.cast(pa.float64())
+        bad = pc.fill_null(pc.or_(pc.less(values, 0), pc.invert(pc.is_finite(values))), False)
+        if pc.any(bad).as_py():
+            i = _index(bad)
+            return (
+                values,
+                i,
+                (
+                    "must be a number of messages per second, not below 0, "
+                    f"got {values[i].as_py()!r}"
+                ),
+            )
+        return values, -1, ""
+    if kind in ("name", "text") and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        array = array.cast(pa.string())
+        if kind == "name":
+            if array.null_count:
+                return array, _index(pc.is_null(array)), "missing (required)"
+            empty = pc.equal(array, "")
+            if pc.any(empty).as_py():
+                return array, _index(empty), "must not be empty"
+            return array, -1, ""
+        empty = pc.fill_null(pc.equal(array, ""), False)
+        return pc.if_else(empty, pa.scalar(None, pa.string()), array), -1, ""
+    if kind == "list" and pa.types.is_list(t) and pa.types.is_string(t.value_type):
+        return None if _has_empty_items(array) else (array.cast(target), -1, "")
+    return None
+
+
+def _has_empty_items(array: pa.Array) -> bool:
+    flat = pc.list_flatten(array)
+    return bool(flat.null_count) or bool(pc.any(pc.equal(flat, "")).as_py() or False)
+
+
+def _index(mask: pa.Array) -> int:
+    return int(pc.index(mask, True).as_py())
+
+
+def _to_batch(chunk: _Chunk, arrow: Mapping[str, pa.Array] | None = None) -> pa.RecordBatch:
+    """Checks every value of the chunk; raises InputError at the first bad row (in file order;
+    within a row, the first bad column in COLUMNS order)."""
+    found: tuple[int, str, str] | None = None
+    arrays: dict[str, pa.Array] = {}
+    n = len(chunk)
+    for name in COLUMNS:
+        spec = _SPECS[name]
+        checked = None
+        if arrow is not None and name in arrow:
+            checked = _check_arrow(spec, arrow[name])
+            if checked is None:
+                values, bad, message = _check_pylist(spec, arrow[name].to_pylist(), False)
+                checked = (pa.array(values, _ARROW_TYPES[spec.kind]), bad, message)
+        elif name in chunk.columns:
+            values, bad, message = _check_pylist(spec, chunk.columns[name], chunk.text)
+            checked = (pa.array(values, _ARROW_TYPES[spec.kind]), bad, message)
+        elif spec.required:
+            checked = (pa.nulls(n, _ARROW_TYPES[spec.kind]), 0 if n else -1, "missing (required)")
+        else:
+            checked = (pa.nulls(n, _ARROW_TYPES[spec.kind]), -1, "")
+        array, bad, message = checked
+        if bad >= 0:
+            found = _first_error(found, bad, name, message)
+            if bad == 0:
+                break
+        arrays[name] = array
+    if found is None:
+        below = pc.fill_null(pc.less(arrays["end"], arrays["begin"]), False)
+        if pc.any(below).as_py():
+            i = _index(below)
+            begin, end = arrays["begin"][i].as_py(), arrays["end"][i].as_py()
+            found = (i, "end", f"end offset {end} is below begin offset {begin}")
+    if found is not None:
+        i, column, message = found
+        raise InputError(place(chunk.source, chunk.rows[i]), f"{column}: {message}")
+    columns: dict[str, pa.Array] = {
+        **arrays,
+        "lag": pa.nulls(n, pa.int64()),
+        "source": pa.array([chunk.source] * n, pa.string()),
+        "row": pa.array(chunk.rows, pa.int64()),
+        "error": pa.nulls(n, pa.string()),
+    }
+    return pa.RecordBatch.from_arrays([columns[f] for f in ROW_SCHEMA.names], schema=ROW_SCHEMA)
+
+
+def _unknown(columns: Iterable[str], where: str) -> None:
+    for column in columns:
+        if column not in _SPECS:
+            raise InputError(
+                where, f"unknown column {column!r} (expected some of: {', '.join(COLUMNS)})"
+            )
+
+
+def _missing(columns: Iterable[str], where: str) -> None:
+    present = set(columns)
+    for column in REQUIRED:
+        if column not in present:
+            raise InputError(where, f"missing column {column!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# the formats
+
+Opener = Callable[[str], IO[bytes]]
+
+
+def open_local(path: str) -> IO[bytes]:
+    return open(path, "rb")
+
+
+def _text(path: str, opener: Opener) -> io.TextIOWrapper:
+    raw = opener(path)
+    if path.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", newline="")
+    return io.TextIOWrapper(raw, encoding="utf-8", newline="")
+
+
+def _filtered(batch: pa.RecordBatch, groups: re.Pattern[str] | None) -> pa.RecordBatch:
+    if groups is None:
+        return batch
+    keep = [groups.fullmatch(g) is not None for g in batch.column("group").to_pylist()]
+    return batch.filter(pa.array(keep, pa.bool_()))
+
+
+def read_jsonl(
+    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    chunk = _Chunk(path, {c: [] for c in COLUMNS}, [])
+    with _text(path, opener) as lines:
+        number = 0
+        try:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{number}"
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(where, f"invalid JSON: {e.msg} (column {e.colno})") from None
+                if not isinstance(obj, dict):
+                    raise InputError(where, f"expected a JSON object, got {_shown(obj)}")
+                _unknown(obj, where)
+                for column in COLUMNS:
+                    chunk.columns[column].append(obj.get(column))
+                chunk.rows.append(number)
+                if len(chunk) >= BATCH_ROWS:
+                    yield _filtered(_to_batch(chunk), groups)
+                    chunk = _Chunk(path, {c: [] for c in COLUMNS}, [])
+        except UnicodeDecodeError:
+            raise InputError(f"{path}:{number + 1}", "not UTF-8 text") from None
+    if len(chunk):
+        yield _filtered(_to_batch(chunk), groups)
+
+
+def read_csv(
+    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    with _text(path, opener) as text:
+        reader = csv.reader(text)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            header = [h.strip().removeprefix("\ufeff") for h in header]  # (Excel's BOM)
+            where = f"{path}:1"
+            _unknown(header, where)
+            _missing(header, where)
+            for column in header:
+                if header.count(column) > 1:
+                    raise InputError(where, f"column {column!r} appears twice")
+            chunk = _Chunk(path, {c: [] for c in header}, [], text=True)
+            for cells in reader:
+                if not cells:
+                    continue
+                number = reader.line_num
+                if len(cells) != len(header):
+                    raise InputError(
+                        f"{path}:{number}", f"expected {len(header)} cells, got {len(cells)}"
+                    )
+                for column, cell in zip(header, cells, strict=True):
+                    chunk.columns[column].append(cell)
+                chunk.rows.append(number)
+                if len(chunk) >= BATCH_ROWS:
+                    yield _filtered(_to_batch(chunk), groups)
+                    chunk = _Chunk(path, {c: [] for c in header}, [], text=True)
+        except UnicodeDecodeError:
+            raise InputError(f"{path}:{reader.line_num + 1}", "not UTF-8 text") from None
+        except csv.Error as e:
+            raise InputError(f"{path}:{reader.line_num}", f"bad CSV: {e}") from None
+    if len(chunk):
+        yield _filtered(_to_batch(chunk), groups)
+
+
+def read_parquet(
+    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    try:
+        source = opener(path)
+        parquet = pq.ParquetFile(source)
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(path, f"not a Parquet file: {e}") from None
+    with source:
+        names = parquet.schema_arrow.names
+        _unknown(names, path)
+        _missing(names, path)
+        first = 1
+        try:
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+                n = batch.num_rows
+                chunk = _Chunk(path, {}, list(range(first, first + n)))
+                arrow = {name: batch.column(name) for name in batch.schema.names}
+                yield _filtered(_to_batch(chunk, arrow), groups)
+                first += n
+        except (OSError, pa.ArrowException) as e:
+            raise InputError(f"{path}: row {first}", f"cannot read: {e}") from None
+
+
+_READERS = {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}
+
+
+def read_snapshot(
+    path: str,
+    fmt: str | None = None,
+    opener: Opener = open_local,
+    groups: re.Pattern[str] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The rows of one snapshot file, checked, in batches; ``groups``: only groups whose id
+    matches the whole pattern. Raises :class:`InputError` at the first bad row."""
+    fmt = fmt or format_of(path)
+    if fmt not in _READERS:
+        raise InputError(path, "unknown snapshot format (expected .jsonl, .csv or .parquet)")
+    try:
+        yield from _READERS[fmt](path, opener, groups)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as e:
+        raise InputError(path, f"cannot read: {e.strerror or e}") from None
+
+
+# ------------------------------------------------------------------------------------------------
+# model groups -> rows (describe dumps, live groups, generated groups)
+
+
+def group_rows(
+    group: Group,
+    source: str,
+    clients: Mapping[str, tuple[str | None, str | None]] | None = None,
+) -> dict[str, list[Any]]:
+    """Snapshot rows of a model group: one per partition (a lag given as such stays a lag) and
+    one per member that owns nothing, so that no member is lost. ``clients``: member id ->
+    (client id, host)."""
+    cols: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
+    owners = group.current_owners()
+    every_topic = set(group.topics)
+    by_id = {m.id: m for m in group.members}
+
+    def subscription(member_id: str | None) -> list[str] | None:
+        if member_id is None:
+            return None
+        topics = by_id[member_id].topics
+        return None if topics == every_topic else sorted(topics)
+
+    def add(topic: str | None, partition: int | None, member_id: str | None, **values: Any) -> None:
+        member = by_id.get(member_id) if member_id is not None else None
+        client, host = (clients or {}).get(member_id or "", (None, None))
+        row = {
+            "group": group.id,
+            "topic": topic,
+            "partition": partition,
+            "member_id": member_id,
+            "client_id": client,
+            "host": host,
+            "rack": member.rack if member else None,
+            "auto_offset_reset": group.auto_offset_reset,
+            "subscribed": subscription(member_id),
+            "source": source,
+            **values,
+        }
+        for name in ROW_SCHEMA.names:
+            cols[name].append(row.get(name))
+
+    for p in group.partitions():
+        offsets = p.offsets
+        add(
+            p.topic,
+            p.partition,
+            owners.get(p.tp),
+            begin=offsets.begin if offsets else None,
+            end=offsets.end if offsets else None,
+            committed=offsets.committed if offsets else None,
+            lag=p.lag if offsets is None else None,
+            replica_racks=sorted(p.racks) or None,
+            rate_in=p.rate_in,
+            rate_out=p.rate_out,
+        )
+    owning = set(owners.values())
+    for m in group.members:
+        if m.id not in owning:
+            add(None, None, m.id)
+    return cols
+
+
+def rows_batch(cols: Mapping[str, list[Any]]) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict(dict(cols), schema=ROW_SCHEMA)
+
+
+def read_describe(
+    path: str, auto_offset_reset: str = "latest", groups: re.Pattern[str] | None = None
+) -> Iterator[pa.RecordBatch]:
+    """The rows of a ``kafka-consumer-groups --describe`` dump (lagassign.formats.describe)."""
+    for group in load_describe(path, auto_offset_reset):
+        if groups is None or groups.fullmatch(group.id):
+            yield rows_batch(group_rows(group, path))
+
+
+def error_batch(
+    error: InputError | str, source: str = "", row: int | None = None
+) -> pa.RecordBatch:
+    """A batch of one row that says a source failed."""
+    if isinstance(error, InputError):
+        source, message = error.place, error.message
+    else:
+        message = error
+    cols: dict[str, list[Any]] = {name: [None] for name in ROW_SCHEMA.names}
+    cols.update(source=[source], row=[row], error=[message])
+    return rows_batch(cols)

@@ -1,0 +1,257 @@
+"""The pipeline's inputs as one Spark DataFrame of snapshot rows (:data:`ROW_SCHEMA`).
+
+Files are listed on the driver and read on the executors, one task per file or few files
+(``mapInArrow`` over the list of paths), by :mod:`lagassign.spark.snapshot`; a live cluster's
+groups are listed on the driver and read on the executors, a share of the groups per task,
+each task with its own :class:`~lagassign.kafka.offsets.OffsetsReader`. A source that fails
+gives an ``error`` row instead of raising on the executor, so that the driver can say what
+went wrong in one line (:func:`first_error`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lagassign.formats.errors import InputError
+from lagassign.kafka.offsets import ClientConfigError, OffsetsError, client_log
+from lagassign.spark.schema import ROW_SCHEMA, ddl
+from lagassign.spark.snapshot import error_batch, format_of, group_rows, read_describe, rows_batch
+from lagassign.spark.snapshot import read_snapshot as read_snapshot_file
+
+log = logging.getLogger(__name__)
+
+#: the error rows of a live source whose cluster could not be read have this source
+CLUSTER = "<cluster>"
+
+BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def sample_fleet() -> Path:
+    """The embedded sample fleet: a folder of snapshot files."""
+    return Path(str(resources.files("lagassign") / "data" / "fleet"))
+
+
+# ------------------------------------------------------------------------------------------------
+# files
+
+
+def list_files(
+    paths: Sequence[str], *, snapshots: bool, input_format: str | None = None
+) -> list[str]:
+    """Every file of ``paths`` (folders are walked, hidden files and Spark's ``_SUCCESS`` and
+    ``.crc`` files skipped), sorted. In folders, snapshot files are those whose name says a
+    format (unless ``input_format`` is given); files named on their own are always read."""
+    found: list[str] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_file():
+            if snapshots and input_format is None and format_of(str(path)) is None:
+                raise InputError(
+                    given, "unknown snapshot format (name it .jsonl, .csv or .parquet, or --format)"
+                )
+            found.append(str(path))
+            continue
+        if not path.is_dir():
+            raise InputError(given, "no such file or folder")
+        inside = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            for name in sorted(files):
+                if name.startswith((".", "_")) or name.endswith(".crc"):
+                    continue
+                file = os.path.join(root, name)
+                if snapshots and input_format is None and format_of(file) is None:
+                    log.info("%s: not a snapshot file name; skipped", file)
+                    continue
+                inside.append(file)
+        if not inside:
+            raise InputError(given, "no input files in this folder")
+        found.extend(inside)
+    return sorted(dict.fromkeys(found))
+
+
+def _file_reader(
+    describe: bool,
+    input_format: str | None,
+    groups: re.Pattern[str] | None,
+    auto_offset_reset: str,
+) -> BatchFunction:
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column("path").to_pylist():
+                try:
+                    if describe:
+                        yield from read_describe(path, auto_offset_reset, groups)
+                    else:
+                        yield from read_snapshot_file(path, input_format, groups=groups)
+                except InputError as e:
+                    yield error_batch(e)
+
+    return read
+
+
+def _paths_frame(spark: SparkSession, files: Sequence[str]) -> DataFrame:
+    tasks = max(1, min(len(files), 2 * spark.sparkContext.defaultParallelism))
+    frame = spark.createDataFrame([(i, f) for i, f in enumerate(files)], "i int, path string")
+    return frame.repartition(tasks)
+
+
+def read_files(
+    spark: SparkSession,
+    paths: Sequence[str],
+    *,
+    describe: bool = False,
+    input_format: str | None = None,
+    groups: str | None = None,
+    auto_offset_reset: str | None = None,
+) -> DataFrame:
+    """Snapshot files (or describe dumps), read on the executors."""
+    files = list_files(paths, snapshots=not describe, input_format=input_format)
+    log.info("reading %d %s file(s)", len(files), "describe" if describe else "snapshot")
+    pattern = re.compile(groups) if groups is not None else None
+    reader = _file_reader(describe, input_format, pattern, auto_offset_reset or "latest")
+    return _paths_frame(spark, files).mapInArrow(reader, ddl(ROW_SCHEMA))
+
+
+def read_sample(spark: SparkSession, groups: str | None = None) -> DataFrame:
+    return read_files(spark, [str(sample_fleet())], groups=groups)
+
+
+# ------------------------------------------------------------------------------------------------
+# a live cluster
+
+
+def client_config(bootstrap_server: str, command_config: str | None) -> dict[str, str]:
+    from lagassign.kafka.config import load_client_config, merge
+
+    base = load_client_config(command_config) if command_config else {}
+    return merge(base, bootstrap_server)
+
+
+class _ClientLog:
+    """librdkafka's log lines go to lagassign.kafka.librdkafka at DEBUG, not to stderr."""
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        client_log.debug(fmt % args if args else fmt)
+
+
+def list_groups(config: Mapping[str, str], timeout: float, pattern: str | None = None) -> list[str]:
+    """Ids of the cluster's consumer groups (those whose whole id matches ``pattern``), sorted."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    servers = config.get("bootstrap.servers", "")
+    try:
+        admin = AdminClient({"client.id": "lagassign", **config}, logger=_ClientLog())
+    except KafkaException as e:
+        raise ClientConfigError(f"Kafka client for {servers}: {e.args[0]}") from None
+    try:
+        listed = admin.list_consumer_groups(request_timeout=timeout).result(timeout=timeout + 5)
+    except KafkaException as e:
+        raise OffsetsError(
+            f"Kafka at {servers}: list_consumer_groups failed: {e.args[0]}"
+        ) from None
+    except TimeoutError:
+        raise OffsetsError(
+            f"Kafka at {servers}: no answer to list_consumer_groups within the {timeout:g} s "
+            "timeout"
+        ) from None
+    problems = list(listed.errors or ())
+    errors = [e.str() if isinstance(e, KafkaError) else str(e) for e in problems]
+    if errors and not listed.valid:
+        if isinstance(problems[0], KafkaError) and problems[0].code() == KafkaError._TIMED_OUT:
+            raise OffsetsError(
+                f"Kafka at {servers}: no answer to list_consumer_groups within the "
+                f"{timeout:g} s timeout"
+            )
+        raise OffsetsError(f"Kafka at {servers}: list_consumer_groups failed: {errors[0]}")
+    for error in errors:
+        log.warning("listing consumer groups at %s: %s", servers, error)
+    regex = re.compile(pattern) if pattern is not None else None
+    ids = {g.group_id for g in listed.valid or () if g.group_id}
+    return sorted(g for g in ids if regex is None or regex.fullmatch(g))
+
+
+def _group_collector(
+    config: Mapping[str, str], timeout: float, auto_offset_reset: str
+) -> BatchFunction:
+    def collect(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lagassign.kafka.offsets import OffsetsReader
+
+        reader: OffsetsReader | None = None
+        try:
+            for batch in batches:
+                for group in batch.column("group").to_pylist():
+                    if reader is None:
+                        reader = OffsetsReader(config, timeout=timeout)
+                    snapshot = reader.snapshot(group)
+                    if not snapshot.exists:
+                        continue  # gone since it was listed
+                    clients = {m.member_id: (m.client_id, m.host) for m in snapshot.members}
+                    source = f"{reader.servers} group {group}"
+                    model = snapshot.to_group(auto_offset_reset)
+                    yield rows_batch(group_rows(model, source, clients))
+        except OffsetsError as e:
+            yield error_batch(str(e), CLUSTER)
+        finally:
+            if reader is not None:
+                reader.close()
+
+    return collect
+
+
+def read_live(
+    spark: SparkSession,
+    bootstrap_server: str,
+    *,
+    command_config: str | None = None,
+    timeout: float = 10.0,
+    groups: str | None = None,
+    auto_offset_reset: str | None = None,
+) -> DataFrame:
+    """Every consumer group of the cluster (or those ``groups`` matches), read on the
+    executors: membership, committed, earliest and latest offsets."""
+    config = client_config(bootstrap_server, command_config)
+    ids = list_groups(config, timeout, groups)
+    if not ids:
+        what = f"matching {groups!r} " if groups is not None else ""
+        raise InputError(
+            "--groups" if groups else "--bootstrap-server",
+            f"no consumer group {what}at {config['bootstrap.servers']}",
+        )
+    log.info("reading %d consumer group(s) from %s", len(ids), config["bootstrap.servers"])
+    tasks = max(1, min(len(ids), 2 * spark.sparkContext.defaultParallelism))
+    frame = spark.createDataFrame([(g,) for g in ids], "group string").repartition(tasks)
+    collector = _group_collector(config, timeout, auto_offset_reset or "latest")
+    return frame.mapInArrow(collector, ddl(ROW_SCHEMA))
+
+
+# ------------------------------------------------------------------------------------------------
+# errors
+
+
+def first_error(rows: DataFrame) -> None:
+    """Raises the first source error of ``rows`` (by file and row): :class:`InputError` for bad
+    input, :class:`OffsetsError` when the cluster could not be read."""
+    bad = (
+        rows.filter(F.col("error").isNotNull())
+        .select("source", "row", "error")
+        .orderBy("source", "row")
+        .limit(1)
+        .collect()
+    )
+    if not bad:
+        return
+    source, _, message = bad[0]
+    if source == CLUSTER:
+        raise OffsetsError(message)
+    raise InputError(source, message)

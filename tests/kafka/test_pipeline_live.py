@@ -1,0 +1,116 @@
+"""The PySpark pipeline against the real broker: two groups listed on the driver, read on the
+executors, planned by the core.
+
+One group runs (two subscribed members, some partitions committed), the other only has
+committed offsets (no members). The pipeline's tables must say what the cluster says: each
+partition's lag and owner, and each group's plans as the core makes them from a snapshot of the
+same group.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from lagassign.kafka.offsets import OffsetsError, OffsetsReader
+from lagassign.plan import plan_group
+from lagassign.spark.options import PipelineOptions
+from lagassign.spark.pipeline import run
+from lagassign.strategies import names
+from tests.kafka.test_offsets import (
+    COLD,
+    HOT,
+    READ_TIMEOUT_S,
+    MakeTopic,
+    closed_port,
+    commit,
+    running_group,
+    unique,
+)
+from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
+from tests.kafka.test_offsets import make_topic as make_topic  # fixture
+from tests.spark.conftest import spark as spark  # fixture: the local[2] session
+
+
+def test_pipeline_reads_two_live_groups(
+    kafka_bootstrap: str, make_topic: MakeTopic, spark: SparkSession, tmp_path: Path
+) -> None:
+    hot, cold = make_topic(HOT), make_topic(COLD)
+    running, idle = unique("pipeline-running"), unique("pipeline-idle")
+    committed = {(hot, 0): 100, (hot, 5): 20, (cold, 1): 9}
+    commit(kafka_bootstrap, running, committed)
+    commit(kafka_bootstrap, idle, {(hot, p): 0 for p in range(len(HOT))})
+    config = tmp_path / "client.properties"
+    config.write_text("# as for kafka-consumer-groups --command-config\nclient.id=lagassign-t\n")
+    out = tmp_path / "out"
+
+    with running_group(kafka_bootstrap, running, [hot, cold], 2) as consumers:
+        owner = {(tp.topic, tp.partition): c.memberid() for c in consumers for tp in c.assignment()}
+        result = run(
+            PipelineOptions(
+                out=out,
+                bootstrap_server=kafka_bootstrap,
+                command_config=str(config),
+                groups=f"{re.escape(running)}|{re.escape(idle)}",
+                timeout=READ_TIMEOUT_S,
+                quiet=True,
+            ),
+            spark,
+        )
+        # the core on a snapshot of the same groups, read while nothing has changed
+        with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+            core = {g: plan_group(r.snapshot(g).to_group()) for g in (running, idle)}
+
+    assert (result.groups, result.partitions) == (2, len(HOT) + len(COLD) + len(HOT))
+    partitions = {
+        (r["group"], r["topic"], r["partition"]): (r["lag"], r["member_id"])
+        for r in pq.read_table(out / "partitions").to_pylist()
+    }
+    expected = {
+        (running, topic, p): (
+            n - committed[(topic, p)] if (topic, p) in committed else 0,
+            owner[(topic, p)],
+        )
+        for topic, counts in ((hot, HOT), (cold, COLD))
+        for p, n in enumerate(counts)
+    }
+    expected |= {(idle, hot, p): (n, None) for p, n in enumerate(HOT)}
+    assert partitions == expected
+
+    groups = {(r["group"], r["strategy"]): r for r in pq.read_table(out / "groups").to_pylist()}
+    assert {s for g, s in groups if g == running} == {"current", *names()}
+    assert {s for g, s in groups if g == idle} == set(names())  # nobody owns anything
+    assert groups[(running, "current")]["members"] == 2
+    assert groups[(idle, "lag")]["members"] == 0
+
+    members: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for r in pq.read_table(out / "members").to_pylist():
+        members[(r["group"], r["strategy"])][r["member_id"]] = r["lag"]
+    for gid, gp in core.items():
+        for plan in [gp.current, *gp.plans]:
+            if plan is None:
+                continue
+            assert members.get((gid, plan.strategy), {}) == {
+                m.member_id: m.lag for m in plan.metrics.members
+            }, (gid, plan.strategy)
+            assert groups[(gid, plan.strategy)]["moves"] == plan.metrics.moves
+
+
+def test_unreachable_cluster_is_one_error(spark: SparkSession, tmp_path: Path) -> None:
+    bootstrap = f"127.0.0.1:{closed_port()}"
+    started = time.monotonic()
+    with pytest.raises(OffsetsError, match=rf"^Kafka at {re.escape(bootstrap)}: "):
+        run(
+            PipelineOptions(
+                out=tmp_path / "out", bootstrap_server=bootstrap, timeout=2, quiet=True
+            ),
+            spark,
+        )
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,613 @@
+"""The PySpark pipeline on local[2]: the sample fleet, equality with the core, bad input.
+
+The pipeline must add nothing of its own to the core: its lag is the core's lag rule on every
+row, and every group's plans are what ``lagassign assign`` gives for the same group (built here
+from the snapshot rows by the rules of docs/pipeline.md, independently of the pipeline's own
+builder, and written as a group file).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from lagassign import cli
+from lagassign.formats.describe import load_describe
+from lagassign.formats.errors import InputError
+from lagassign.lag import lag_from_offsets
+from lagassign.model import Assignment, Group, Member, Offsets, Partition, Topic
+from lagassign.plan import plan_group
+from lagassign.spark.groups import build_group, catch_up_seconds
+from lagassign.spark.options import PipelineOptions
+from lagassign.spark.outputs import staging
+from lagassign.spark.pipeline import run
+from lagassign.spark.snapshot import group_rows, read_snapshot
+from lagassign.spark.sources import sample_fleet
+from lagassign.strategies import names
+
+SEED002 = Path(str(cli.sample_describe_file()))
+#: a subset of the sample fleet: a few groups of every family, and seed 002's two groups
+SUBSET = (
+    r"(single-topic|volumes|hot-partitions|offsets|mixed-subscriptions)-00[0-3]|test-group0[23]"
+)
+TABLE_COLUMNS = {
+    "partitions": ["group", "topic", "partition", "lag", "member_id"],
+    "plans": ["group", "strategy", "member_id", "topic", "partition"],
+    "members": ["group", "strategy", "member_id", "partitions", "lag"],
+    "groups": [
+        "group",
+        "strategy",
+        "members",
+        "partitions",
+        "total_lag",
+        "max_member_lag",
+        "lower_bound",
+        "imbalance",
+        "count_spread",
+        "moves",
+        "unassigned",
+        "catch_up_s",
+    ],
+}
+
+
+def options(out: Path, **kw: Any) -> PipelineOptions:
+    return PipelineOptions(out=out, quiet=True, **kw)
+
+
+def read(out: Path, table: str) -> list[dict[str, Any]]:
+    return pq.read_table(out / table).to_pylist()
+
+
+def fleet_rows() -> list[dict[str, Any]]:
+    """The sample fleet's rows as the files hold them (read with pyarrow, not the pipeline)."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(sample_fleet().iterdir()):
+        if path.suffix == ".parquet":
+            rows += pq.read_table(path).to_pylist()
+        else:
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line]
+    return rows
+
+
+def group_file(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The group file (docs/formats.md) of one group's snapshot rows, by docs/pipeline.md's
+    rules: members are the distinct non-null member ids, owning their rows' partitions and
+    subscribing their ``subscribed`` topics or else every topic; no auto_offset_reset is
+    "latest"."""
+    topics: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    owned: dict[str, list[list[Any]]] = defaultdict(list)
+    subscribed: dict[str, set[str]] = {}
+    racks: dict[str, str] = {}
+    reset = "latest"
+    for r in sorted(rows, key=lambda r: (r["topic"], r["partition"])):
+        p = {"partition": r["partition"], "begin": r["begin"], "end": r["end"]}
+        p["committed"] = r.get("committed")
+        for key, name in (
+            ("replica_racks", "racks"),
+            ("rate_in", "rate_in"),
+            ("rate_out", "rate_out"),
+        ):
+            if r.get(key) is not None:
+                p[name] = r[key]
+        topics[r["topic"]].append(p)
+        reset = r.get("auto_offset_reset") or reset
+        member = r.get("member_id")
+        if member:
+            owned[member].append([r["topic"], r["partition"]])
+            if r.get("subscribed") is not None:
+                subscribed.setdefault(member, set()).update(r["subscribed"])
+            if r.get("rack"):
+                racks[member] = r["rack"]
+    return {
+        "group": rows[0]["group"],
+        "auto_offset_reset": reset,
+        "topics": {t: {"partitions": ps} for t, ps in topics.items()},
+        "members": [
+            {
+                "id": m,
+                "topics": sorted(subscribed.get(m, topics)),
+                "rack": racks.get(m),
+                "owned": owned[m],
+            }
+            for m in sorted(owned)
+        ],
+    }
+
+
+def lagassign_assign(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    """``lagassign assign ... --format json``, in this process."""
+    assert cli.main(["assign", *args, "--format", "json"]) == 0
+    result: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return result
+
+
+def pipeline_plans(out: Path) -> dict[tuple[str, str], dict[str, list[tuple[str, int]]]]:
+    plans: dict[tuple[str, str], dict[str, list[tuple[str, int]]]] = defaultdict(dict)
+    for r in read(out, "plans"):
+        plans[(r["group"], r["strategy"])].setdefault(r["member_id"], []).append(
+            (r["topic"], r["partition"])
+        )
+    for key, members in read_members(out).items():
+        for member in members:
+            plans[key].setdefault(member, [])
+    return {k: {m: sorted(tps) for m, tps in v.items()} for k, v in plans.items()}
+
+
+def read_members(out: Path) -> dict[tuple[str, str], dict[str, int]]:
+    members: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for r in read(out, "members"):
+        members[(r["group"], r["strategy"])][r["member_id"]] = r["lag"]
+    return members
+
+
+def expected(result: dict[str, Any]) -> tuple[dict[str, list[tuple[str, int]]], dict[str, int]]:
+    assignment = {m: sorted((t, p) for t, p in tps) for m, tps in result["assignment"].items()}
+    return assignment, result["member_lag"]
+
+
+# ------------------------------------------------------------------------------------------------
+# the sample fleet
+
+
+@pytest.fixture(scope="module")
+def subset(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("subset") / "out"
+    run(options(out, sample=True, groups=SUBSET, report=False), spark)
+    return out
+
+
+@pytest.fixture(scope="module")
+def full(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("full") / "fleet"
+    result = run(options(out, sample=True), spark)
+    assert result.out == out and result.groups == 302
+    return out
+
+
+def test_subset_tables(subset: Path) -> None:
+    rows = [r for r in fleet_rows() if re.fullmatch(SUBSET, r["group"])]
+    groups = {r["group"] for r in rows}
+    assert len(groups) == 22
+    for table, columns in TABLE_COLUMNS.items():
+        assert pq.read_table(subset / table).schema.names == columns, table
+    assert sorted(
+        (r["group"], r["topic"], r["partition"], r["member_id"]) for r in read(subset, "partitions")
+    ) == sorted((r["group"], r["topic"], r["partition"], r["member_id"]) for r in rows)
+    by_group = defaultdict(set)
+    for r in read(subset, "groups"):
+        by_group[r["group"]].add(r["strategy"])
+    owned = {r["group"] for r in rows if r["member_id"]}
+    assert set(by_group) == groups
+    for g, strategies in by_group.items():
+        assert strategies == set(names()) | ({"current"} if g in owned else set()), g
+    assert not (subset / "report.html").exists()
+    assert json.loads((subset / "summary.json").read_text())["groups"] == 22
+
+
+def test_subset_plans_equal_lagassign_assign(
+    subset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every strategy's plan for every generated group of the subset is what ``lagassign
+    assign`` gives for the same group, member by member, with the same member lag."""
+    plans, members = pipeline_plans(subset), read_members(subset)
+    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in fleet_rows():
+        if re.fullmatch(SUBSET, r["group"]) and not r["group"].startswith("test-group"):
+            by_group[r["group"]].append(r)
+    checked = 0
+    for gid, rows in sorted(by_group.items()):
+        path = tmp_path / f"{gid}.json"
+        path.write_text(json.dumps(group_file(rows)))
+        for strategy in names():
+            result = lagassign_assign(capsys, "--strategy", strategy, "--input", str(path))
+            assignment, member_lag = expected(result)
+            assert plans.get((gid, strategy), {}) == assignment, (gid, strategy)
+            assert members.get((gid, strategy), {}) == member_lag, (gid, strategy)
+            checked += 1
+    assert checked == 20 * len(names())
+
+
+def test_seed002_plans_equal_lagassign_assign_on_the_describe_file(
+    subset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 002's groups, shipped in the fleet as snapshot rows, plan as ``lagassign assign
+    --describe-file`` plans them from the original dump."""
+    plans, members = pipeline_plans(subset), read_members(subset)
+    for gid in ("test-group02", "test-group03"):
+        for strategy in names():
+            result = lagassign_assign(
+                capsys, "--strategy", strategy, "--describe-file", str(SEED002), "--group", gid
+            )
+            assignment, member_lag = expected(result)
+            assert plans[(gid, strategy)] == assignment, (gid, strategy)
+            assert members[(gid, strategy)] == member_lag, (gid, strategy)
+
+
+def test_full_sample_lag_equals_the_core_on_every_row(full: Path) -> None:
+    rows = fleet_rows()
+    lag = {(r["group"], r["topic"], r["partition"]): r["lag"] for r in read(full, "partitions")}
+    assert len(lag) == len(rows) == 10_860
+    for r in rows:
+        core = lag_from_offsets(
+            r["begin"], r["end"], r["committed"], r.get("auto_offset_reset") or "latest"
+        )
+        assert lag[(r["group"], r["topic"], r["partition"])] == core, r
+
+
+def test_full_sample_metrics_and_report(full: Path) -> None:
+    groups = read(full, "groups")
+    assert len({g["group"] for g in groups}) == 302
+    # the current assignment's members and lag are what the rows say each member owns
+    lag = {(r["group"], r["topic"], r["partition"]): r["lag"] for r in read(full, "partitions")}
+    now: dict[tuple[str, str], int] = defaultdict(int)
+    for (g, t, p), owner in {
+        (r["group"], r["topic"], r["partition"]): r["member_id"] for r in read(full, "partitions")
+    }.items():
+        if owner:
+            now[(g, owner)] += lag[(g, t, p)]
+    current = {
+        (m["group"], m["member_id"]): m["lag"]
+        for m in read(full, "members")
+        if m["strategy"] == "current"
+    }
+    assert current == dict(now)
+    for g in groups:
+        if g["members"] and not g["unassigned"]:  # (withheld partitions count for nobody)
+            assert g["max_member_lag"] >= g["lower_bound"] - 1e-6, g
+            assert g["imbalance"] >= 1 - 1e-9, g
+    # rates are known for some groups: catch-up time is predicted for them only
+    assert any(g["catch_up_s"] is not None for g in groups)
+    assert any(g["catch_up_s"] is None for g in groups)
+
+    summary = json.loads((full / "summary.json").read_text())
+    assert summary["tool"] == "lagassign pipeline" and summary["partitions"] == 10_860
+    report = (full / "report.html").read_text()
+    images = re.findall(r"<img src='([^']+)'", report)
+    assert "imbalance.png" in images and "worst-groups.png" in images
+    assert sum(1 for i in images if i.startswith("group-")) == 6
+    for image in images:
+        assert (full / image).read_bytes().startswith(b"\x89PNG"), image
+
+
+# ------------------------------------------------------------------------------------------------
+# other inputs
+
+
+def test_describe_folder_plans_as_the_core(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "dumps"
+    folder.mkdir()
+    (folder / "seed002.txt").write_text(SEED002.read_text())
+    out = tmp_path / "out"
+    run(options(out, describe=(str(folder),), auto_offset_reset="earliest", report=False), spark)
+    members = read_members(out)
+    for group in load_describe(SEED002, "earliest"):
+        gp = plan_group(group)
+        for plan in [gp.current, *gp.plans]:
+            assert plan is not None
+            assert members[(group.id, plan.strategy)] == {
+                m.member_id: m.lag for m in plan.metrics.members
+            }
+
+
+def test_csv_and_jsonl_inputs_with_subscriptions(spark: SparkSession, tmp_path: Path) -> None:
+    """Snapshot CSV with nulls, a member subscribing one topic, a group with no commits under
+    earliest; the group's plans are the core's."""
+    snapshot = tmp_path / "snap.csv"
+    with snapshot.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(
+            [
+                "group",
+                "topic",
+                "partition",
+                "begin",
+                "end",
+                "committed",
+                "member_id",
+                "client_id",
+                "host",
+                "subscribed",
+                "auto_offset_reset",
+            ]
+        )
+        w.writerow(["g1", "a", 0, 0, 100, 10, "m1", "c1", "/h1", "a", ""])
+        w.writerow(["g1", "a", 1, 0, 50, "", "m2", "c2", "/h2", "a,b", ""])
+        w.writerow(["g1", "b", 0, 5, 500, 400, "m2", "c2", "/h2", "a b", ""])
+        w.writerow(["g2", "c", 0, 10, 30, "", "", "", "", "", "earliest"])
+    out = tmp_path / "out"
+    result = run(options(out, inputs=(str(snapshot),), report=False), spark)
+    assert (result.groups, result.partitions) == (2, 4)
+    lags = {(r["group"], r["topic"], r["partition"]): r["lag"] for r in read(out, "partitions")}
+    assert lags == {("g1", "a", 0): 90, ("g1", "a", 1): 0, ("g1", "b", 0): 100, ("g2", "c", 0): 20}
+    g1 = Group.of(
+        [
+            Topic(
+                "a",
+                (
+                    Partition("a", 0, offsets=Offsets(0, 100, 10)),
+                    Partition("a", 1, offsets=Offsets(0, 50, None)),
+                ),
+            ),
+            Topic("b", (Partition("b", 0, offsets=Offsets(5, 500, 400)),)),
+        ],
+        [
+            Member("m1", frozenset({"a"}), owned=(Partition("a", 0).tp,)),
+            Member("m2", frozenset({"a", "b"}), owned=(Partition("a", 1).tp, Partition("b", 0).tp)),
+        ],
+        id="g1",
+    )
+    members = read_members(out)
+    for plan in plan_group(g1).plans:
+        assert members[("g1", plan.strategy)] == {m.member_id: m.lag for m in plan.metrics.members}
+    # a group without members: every strategy assigns nothing, nobody owns anything
+    assert next(r for r in read(out, "groups") if r["group"] == "g2")["members"] == 0
+
+
+def test_group_rows_round_trip() -> None:
+    """Model groups -> rows -> model groups (the describe and live sources' way in)."""
+    for group in load_describe(SEED002, "earliest"):
+        cols = group_rows(group, "x")
+        rows = pa.Table.from_pydict(cols).to_pylist()
+        rebuilt = build_group(rows)
+        assert {m.id: set(m.owned) for m in rebuilt.members} == {
+            m.id: set(m.owned) for m in group.members
+        }
+        assert plan_group(rebuilt).lags == plan_group(group).lags
+
+
+def test_catch_up_seconds() -> None:
+    topic = Topic(
+        "t",
+        (
+            Partition("t", 0, lag=1000, rate_in=10.0, rate_out=40.0),
+            Partition("t", 1, lag=0, rate_in=30.0, rate_out=40.0),
+        ),
+    )
+    group = Group.of([topic], [Member("a", frozenset({"t"})), Member("b", frozenset({"t"}))])
+    lags = {p.tp: p.lag or 0 for p in topic.partitions}
+    # each member gets 40 msg/s of the group's 80; a has 10 msg/s coming in: 1000 / 30 s
+    split = Assignment.build(
+        group.members, {"a": [topic.partitions[0].tp], "b": [topic.partitions[1].tp]}
+    )
+    assert catch_up_seconds(group, split, lags) == pytest.approx(1000 / 30)
+    both = Assignment.build(group.members, {"a": [p.tp for p in topic.partitions]})
+    assert catch_up_seconds(group, both, lags) == float("inf")  # 40 in, 40 share
+    unknown = Group.of([Topic("t", (Partition("t", 0, lag=5),))], group.members)
+    assert catch_up_seconds(unknown, split, {Partition("t", 0).tp: 5}) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# bad input: one line naming the file, the row and the column
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+HEADER = "group,topic,partition,begin,end,committed,member_id,client_id,host\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "bad-type.csv",
+            HEADER + "g,t,0,0,10,,,,\ng,t,1,0,abc,,,,\n",
+            "bad-type.csv:3: end: expected an integer, got 'abc'",
+        ),
+        (
+            "missing.csv",
+            "group,topic,partition,begin,committed\n",
+            "missing.csv:1: missing column 'end'",
+        ),
+        (
+            "negative.csv",
+            HEADER + "g,t,0,0,10,-5,,,\n",
+            "negative.csv:2: committed: must not be negative, got -5",
+        ),
+        (
+            "below.csv",
+            HEADER + "g,t,0,20,10,,,,\n",
+            "below.csv:2: end: end offset 10 is below begin offset 20",
+        ),
+        (
+            "unknown.csv",
+            HEADER.strip() + ",comitted\ng,t,0,0,10,,,,,5\n",
+            "unknown.csv:1: unknown column 'comitted'",
+        ),
+        (
+            "type.jsonl",
+            '{"group": "g", "topic": "t", "partition": "0", "begin": 0, "end": 1}\n',
+            "type.jsonl:1: partition: expected an integer, got '0'",
+        ),
+        (
+            "nulls.jsonl",
+            '\n{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": null}\n',
+            "nulls.jsonl:2: end: missing (required)",
+        ),
+        (
+            "reset.jsonl",
+            '{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 1, '
+            '"auto_offset_reset": "lastest"}\n',
+            "reset.jsonl:1: auto_offset_reset: expected latest, earliest, none or by_duration:",
+        ),
+        ("broken.jsonl", '{"group": "g",\n', "broken.jsonl:1: invalid JSON"),
+    ],
+)
+def test_bad_snapshot_files(tmp_path: Path, name: str, text: str, message: str) -> None:
+    path = _write(tmp_path / name, text)
+    with pytest.raises(InputError) as e:
+        list(read_snapshot(path))
+    assert str(e.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_bad_parquet_files(tmp_path: Path) -> None:
+    good = {
+        "group": ["g", "g"],
+        "topic": ["t", "t"],
+        "partition": [0, 1],
+        "begin": [0, 0],
+        "end": [10, 20],
+    }
+    cases = {
+        "string-partition": (
+            {**good, "partition": ["0", "x"]},
+            "row 1: partition: expected an integer, got '0'",
+        ),
+        "negative-begin": (
+            {**good, "begin": [0, -5]},
+            "row 2: begin: must not be negative, got -5",
+        ),
+        "no-topic": ({k: v for k, v in good.items() if k != "topic"}, "missing column 'topic'"),
+    }
+    for name, (data, message) in cases.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table(data), path)
+        with pytest.raises(InputError) as e:
+            list(read_snapshot(str(path)))
+        assert str(e.value) == f"{path}: {message}", name
+    # pandas writes an integer column with nulls as floats: read as integers
+    path = tmp_path / "floats.parquet"
+    pq.write_table(pa.table({**good, "committed": [5.0, float("nan")]}), path)
+    [batch] = list(read_snapshot(str(path)))
+    assert batch.column("committed").to_pylist() == [5, None]
+
+
+def test_rows_that_disagree_name_the_row() -> None:
+    rows = [
+        {
+            "group": "g",
+            "topic": "t",
+            "partition": 0,
+            "begin": 0,
+            "end": 1,
+            "source": "f.csv",
+            "row": 2,
+        },
+        {
+            "group": "g",
+            "topic": "t",
+            "partition": 0,
+            "begin": 0,
+            "end": 1,
+            "source": "f.csv",
+            "row": 7,
+        },
+    ]
+    with pytest.raises(
+        InputError,
+        match=r"^f\.csv:7: partition: t-0 listed twice for group 'g' \(also at f\.csv:2\)",
+    ):
+        build_group(rows)
+    rows[1] |= {"partition": 1, "auto_offset_reset": "earliest"}
+    rows[0] |= {"auto_offset_reset": "latest"}
+    with pytest.raises(InputError, match=r"^f\.csv:7: auto_offset_reset: 'earliest' disagrees"):
+        build_group(rows)
+    rows[1] |= {"auto_offset_reset": None, "member_id": "m", "subscribed": ["u"]}
+    with pytest.raises(InputError, match=r"^f\.csv:7: subscribed: topic 'u' has no partitions"):
+        build_group(rows)
+
+
+def test_bad_file_in_a_folder_stops_the_run_and_writes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write(folder / "a.csv", HEADER + "g,t,0,0,10,5,m,c,h\n")
+    bad = _write(folder / "b.csv", HEADER + "g2,t,0,0,10,5,m,c,h\ng2,t,1,0,x10,5,m,c,h\n")
+    out = tmp_path / "out"
+    previous = out / "summary.json"
+    out.mkdir()
+    previous.write_text(json.dumps({"tool": "lagassign pipeline", "marker": 1}))
+    with pytest.raises(InputError) as e:
+        run(options(out, inputs=(str(folder),)), spark)
+    assert str(e.value) == f"{bad}:3: end: expected an integer, got 'x10'"
+    # the previous output is untouched, and no staging folder is left behind
+    assert json.loads(previous.read_text())["marker"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+def test_duplicate_partition_across_files_is_named(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write(
+        folder / "a.jsonl", '{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 1}\n'
+    )
+    _write(
+        folder / "b.jsonl", '\n{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 3}\n'
+    )
+    with pytest.raises(InputError, match=r"b\.jsonl:2: partition: t-0 listed twice for group 'g'"):
+        run(options(tmp_path / "out", inputs=(str(folder),)), spark)
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_is_never_a_folder_of_something_else(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with (
+        pytest.raises(InputError, match="not a lagassign pipeline output"),
+        staging(tmp_path / "mine"),
+    ):
+        pass
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
+    bad = _write(tmp_path / "bad.csv", HEADER + "g,t,0,0,10,-1,m,c,h\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lagassign.cli",
+            "pipeline",
+            "--input",
+            bad,
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("lagassign:")]
+    assert errors == [f"lagassign: error: {bad}:2: committed: must not be negative, got -1"]
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sample", "--format", "csv"], "--format: only with --input"),
+        (["--sample", "--timeout", "3"], "--timeout: only with --bootstrap-server"),
+        (["--sample", "--auto-offset-reset", "earliest"], "--auto-offset-reset: only with"),
+        (["--sample", "--strategies", "lag,nope"], "--strategies: unknown strategy 'nope'"),
+        (["--sample", "--groups", "("], "--groups: not a regular expression"),
+    ],
+)
+def test_bad_flags_exit_2_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert cli.main(["pipeline", *args, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.startswith(f"lagassign: error: {message}")
