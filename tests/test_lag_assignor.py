@@ -1,8 +1,15 @@
 """The `lag` strategy reproduces the seed's Java LagBasedPartitionAssignor exactly."""
 
-from lagassign.model import Group, Member, Offsets, Partition, Topic
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lagassign.lag import group_lags
+from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition, java_order
 from lagassign.strategies.lag import LagAssignor
 from tests.builders import group, partitions_of
+from tests.groupgen import random_group
 
 
 def assign(g: Group) -> dict[str, list[str]]:
@@ -80,3 +87,30 @@ def test_lag_from_offsets_and_reset_policy():
 def test_members_without_subscribers_get_nothing_and_are_listed():
     g = group({"t0": [1, 2], "t1": [3]}, {"a": ["t0"], "b": ["t1"], "c": ["t1"]})
     assert assign(g) == {"a": ["t0-1", "t0-0"], "b": ["t1-0"], "c": []}
+
+
+def one_partition_at_a_time(g: Group) -> dict[str, list[TopicPartition]]:
+    """The seed's rule written as the Java original runs it: for each partition, hottest first,
+    scan every subscriber for the fewest partitions, then least lag, then smallest id."""
+    lags = group_lags(g)
+    assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in g.members}
+    for name in sorted(g.topics, key=java_order):
+        counts = {m.id: 0 for m in g.members if name in m.topics}
+        load = dict.fromkeys(counts, 0)
+        tps = sorted((p.tp for p in g.topics[name].partitions), key=lambda tp: (-lags[tp], tp))
+        for tp in tps if counts else ():
+            winner = min(counts, key=lambda m: (counts[m], load[m], java_order(m)))
+            assigned[winner].append(tp)
+            counts[winner] += 1
+            load[winner] += lags[tp]
+    return assigned
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_rounds_give_what_one_partition_at_a_time_gives(seed: int):
+    # The strategy hands out partitions a round at a time (see its comments); on random
+    # groups with many equal lags, that is exactly the per-partition rule.
+    g = random_group(random.Random(seed), max_partitions=30, max_members=9)
+    got = LagAssignor().assign(g)
+    assert {m: list(tps) for m, tps in got.partitions.items()} == one_partition_at_a_time(g)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -75,8 +76,12 @@ class Partition:
     racks: frozenset[str] = frozenset()
     rate_in: float | None = None
     rate_out: float | None = None
+    #: the partition's key, made once: strategies look it up a few times per partition, and
+    #: the group's index holds the same object
+    tp: TopicPartition = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tp", TopicPartition(self.topic, self.partition))
         if self.partition < 0:
             raise ModelError(
                 "partition", f"partition number must not be negative, got {self.partition}"
@@ -90,9 +95,8 @@ class Partition:
             if value is not None and value < 0:
                 raise ModelError(name, f"rate must not be negative, got {value}")
 
-    @property
-    def tp(self) -> TopicPartition:
-        return TopicPartition(self.topic, self.partition)
+
+_partition_number = attrgetter("partition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +181,7 @@ class Group:
     def partitions(self) -> Iterator[Partition]:
         """Every partition, topics in name order, partitions in number order."""
         for name in sorted(self.topics, key=java_order):
-            yield from sorted(self.topics[name].partitions, key=lambda p: p.partition)
+            yield from sorted(self.topics[name].partitions, key=_partition_number)
 
     def subscribers(self, topic: str) -> list[Member]:
         return [m for m in self.members if topic in m.topics]

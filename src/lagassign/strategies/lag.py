@@ -26,8 +26,6 @@ The Java original is eager only, sends no user data and is not sticky; neither i
 
 from __future__ import annotations
 
-import heapq
-
 from lagassign.lag import group_lags
 from lagassign.model import Assignment, Group, TopicPartition, java_order
 from lagassign.strategies.base import Strategy, collector_paused
@@ -46,20 +44,26 @@ class LagAssignor(Strategy):
     def _assign(self, group: Group) -> Assignment:
         lags = group_lags(group)
         assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
+        by_id = sorted(group.members, key=lambda m: java_order(m.id))
         for topic_name in sorted(group.topics, key=java_order):
-            subscribers = [m.id for m in group.subscribers(topic_name)]
+            subscribers = [m.id for m in by_id if topic_name in m.topics]
             if not subscribers:
                 continue
-            # (partitions, lag, id) only grows for the member that wins, so a heap finds the
-            # next winner in log time instead of scanning every subscriber per partition.
-            heap = [(0, 0, java_order(m), m) for m in subscribers]
-            heapq.heapify(heap)
-            partitions = sorted(
-                (p.tp for p in group.topics[topic_name].partitions),
-                key=lambda tp: (-lags[tp], tp.partition),
-            )
-            for tp in partitions:
-                count, lag, key, winner = heapq.heappop(heap)
-                assigned[winner].append(tp)
-                heapq.heappush(heap, (count + 1, lag + lags[tp], key, winner))
+            # Decreasing lag; the sort is stable, so equal lags keep partition-number order.
+            partitions = sorted(p.tp for p in group.topics[topic_name].partitions)
+            partitions.sort(key=lags.__getitem__, reverse=True)
+            # Fewest partitions comes first, so the partitions go out in rounds: each round
+            # gives every subscriber one, in order of (lag so far, id) as the round starts,
+            # because a member that has taken its partition of the round cannot win again
+            # until all the others have. Sorting once per round replaces a choice per partition.
+            load = dict.fromkeys(subscribers, 0)
+            ranked = subscribers
+            for start in range(0, len(partitions), len(subscribers)):
+                if start:
+                    ranked = sorted(subscribers, key=load.__getitem__)  # stable: ties by id
+                # the last round may be short: its partitions go to the first in rank
+                chunk = partitions[start : start + len(subscribers)]
+                for winner, tp in zip(ranked, chunk, strict=False):
+                    assigned[winner].append(tp)
+                    load[winner] += lags[tp]
         return Assignment.build(group.members, assigned)
