@@ -101,17 +101,28 @@ _partition_number = attrgetter("partition")
 
 @dataclass(frozen=True, slots=True)
 class Topic:
+    """A topic and its partitions, which it keeps in partition-number order."""
+
     name: str
     partitions: tuple[Partition, ...]
 
     def __post_init__(self) -> None:
         seen: set[int] = set()
+        previous = -1
+        ordered = True
         for i, p in enumerate(self.partitions):
             if p.topic != self.name:
                 raise ModelError(f"partitions[{i}]", f"belongs to topic {p.topic!r}")
             if p.partition in seen:
                 raise ModelError(f"partitions[{i}]", f"duplicate partition {p.partition}")
             seen.add(p.partition)
+            ordered = ordered and p.partition > previous
+            previous = p.partition
+        if not ordered:
+            # Sorted once here, so that nothing that walks a topic has to sort it again.
+            object.__setattr__(
+                self, "partitions", tuple(sorted(self.partitions, key=_partition_number))
+            )
 
     @staticmethod
     def of(name: str, count: int) -> Topic:
@@ -181,7 +192,7 @@ class Group:
     def partitions(self) -> Iterator[Partition]:
         """Every partition, topics in name order, partitions in number order."""
         for name in sorted(self.topics, key=java_order):
-            yield from sorted(self.topics[name].partitions, key=_partition_number)
+            yield from self.topics[name].partitions
 
     def subscribers(self, topic: str) -> list[Member]:
         return [m for m in self.members if topic in m.topics]

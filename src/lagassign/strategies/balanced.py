@@ -50,6 +50,7 @@ import random
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from lagassign.lag import group_lags
 from lagassign.metrics import pigeonhole_bound
@@ -130,10 +131,9 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topi
         subscribers = [index[m.id] for m in group.subscribers(name)]
         if not subscribers:
             continue
-        parts = sorted(
-            ((weights[p.tp], p.tp) for p in group.topics[name].partitions),
-            key=lambda item: (-item[0], item[1].partition),
-        )
+        # Hottest first, equal weights in partition order: the sort is stable.
+        parts = [(weights[p.tp], p.tp) for p in group.topics[name].partitions]
+        parts.sort(key=itemgetter(0), reverse=True)
         n, s = len(parts), len(subscribers)
         topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
     # Hottest topic first: its big partitions are placed while every member is still light.
@@ -164,26 +164,45 @@ def _new_state(group: Group, topics: list[_Topic]) -> _State:
 
 def _construct_by_topic(state: _State) -> None:
     """Topic by topic, hottest first; within a topic, hottest partition to the least loaded."""
-    load, count, tie = state.load, state.count, state.tie
+    load, count, tie, held = state.load, state.count, state.tie, state.held
     for t, topic in enumerate(state.topics):
         extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
         quota = dict.fromkeys(topic.subscribers, topic.floor)
         # The topic's extra partitions: with identical subscriptions to the members with the
         # fewest partitions (that keeps totals within floor and ceiling), else the least loaded.
-        if state.identical:
-            extras = sorted(topic.subscribers, key=lambda m: (count[m], load[m], tie[m]))
-        else:
-            extras = sorted(topic.subscribers, key=lambda m: (load[m], count[m], tie[m]))
-        for m in extras[:extra]:
-            quota[m] += 1
-        heap = [(load[m], count[m], tie[m], m) for m in topic.subscribers if quota[m]]
+        if extra:
+            if state.identical:
+                extras = sorted(topic.subscribers, key=lambda m: (count[m], load[m], tie[m]))
+            else:
+                extras = sorted(topic.subscribers, key=lambda m: (load[m], count[m], tie[m]))
+            for m in extras[:extra]:
+                quota[m] += 1
+        takers = [m for m in topic.subscribers if quota[m]]
+        if topic.ceil == 1:
+            # One partition each: the least loaded takes the hottest and is done, so the order
+            # in which members take is their order as the topic starts. One sort does it.
+            takers.sort(key=lambda m: (load[m], count[m], tie[m]))
+            for m, item in zip(takers, topic.partitions, strict=True):
+                held[(t, m)] = [item]
+                load[m] += item[0]
+                count[m] += 1
+            continue
+        heap = [(load[m], count[m], tie[m], m) for m in takers]
         heapq.heapify(heap)
         for item in topic.partitions:
-            _, _, _, m = heapq.heappop(heap)
-            state.give(t, m, item)
+            m = heap[0][3]
+            held.setdefault((t, m), []).append(item)
+            load[m] += item[0]
+            count[m] += 1
             quota[m] -= 1
             if quota[m]:
-                heapq.heappush(heap, (load[m], count[m], tie[m], m))
+                heapq.heapreplace(heap, (load[m], count[m], tie[m], m))
+            else:
+                heapq.heappop(heap)
+        # Each member received its partitions hottest first; the search wants them lightest
+        # first.
+        for m in takers:
+            held[(t, m)].sort()
 
 
 def _quotas(
@@ -619,12 +638,18 @@ def _worse(a: _State, b: _State) -> bool:
 
 
 def _to_assignment(group: Group, state: _State) -> Assignment:
-    assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
-    for (_, m), held in state.held.items():
-        assigned[group.members[m].id].extend(tp for _, tp in held)
-    return Assignment.build(
-        group.members, {m: sorted(tps, key=TopicPartition.sort_key) for m, tps in assigned.items()}
-    )
+    """Each member's partitions in topic order (as Java compares names), then by number."""
+    assigned: list[list[TopicPartition]] = [[] for _ in group.members]
+    for t, topic in sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name)):
+        for m in topic.subscribers:
+            items = state.held.get((t, m))
+            if not items:
+                continue
+            if len(items) == 1:
+                assigned[m].append(items[0][1])
+            else:
+                assigned[m] += sorted(tp for _, tp in items)  # one topic: by partition number
+    return Assignment.build(group.members, {m.id: assigned[i] for i, m in enumerate(group.members)})
 
 
 @register
@@ -649,12 +674,12 @@ class BalancedAssignor(Strategy):
         self.rate_aware = rate_aware
         self.search_budget = search_budget
 
-    def weights(self, group: Group) -> dict[TopicPartition, float]:
+    def weights(self, group: Group) -> Mapping[TopicPartition, float]:
         lags = group_lags(group)
         rate_aware = has_rates(group) if self.rate_aware is None else self.rate_aware
         if rate_aware:
             return drain_weights(group, lags)
-        return {tp: float(lag) for tp, lag in lags.items()}
+        return lags  # ints are weights as they are
 
     def assign(self, group: Group) -> Assignment:
         with collector_paused():

@@ -50,7 +50,7 @@ class LagAssignor(Strategy):
             if not subscribers:
                 continue
             # Decreasing lag; the sort is stable, so equal lags keep partition-number order.
-            partitions = sorted(p.tp for p in group.topics[topic_name].partitions)
+            partitions = [p.tp for p in group.topics[topic_name].partitions]
             partitions.sort(key=lags.__getitem__, reverse=True)
             # Fewest partitions comes first, so the partitions go out in rounds: each round
             # gives every subscriber one, in order of (lag so far, id) as the round starts,
