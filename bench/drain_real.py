@@ -23,19 +23,26 @@ Prints a table and writes bench/results/drain_real.json and drain_real.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _broker import Broker, committed_offsets, create_topics, end_offsets, exit_on_sigterm
+from _broker import (
+    Broker,
+    Processes,
+    Reporting,
+    admin_client,
+    committed_offsets,
+    create_topics,
+    end_offsets,
+    exit_on_sigterm,
+    produce,
+    wait_for,
+)
 from rich.console import Console
 from rich.table import Table
 
@@ -57,105 +64,10 @@ TP = tuple[str, int]
 # -- consumer processes ---------------------------------------------------------------------
 
 
-@dataclass
-class Member:
-    name: str
-    popen: subprocess.Popen[str]
-    stderr_path: Path
-    events: list[dict[str, Any]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def of(self, event: str) -> list[dict[str, Any]]:
-        with self.lock:
-            return [e for e in self.events if e.get("event") == event]
-
-    def tail(self, lines: int = 15) -> str:
-        try:
-            text = self.stderr_path.read_text(errors="replace").splitlines()[-lines:]
-        except OSError:
-            text = []
-        return f"--- {self.name} (exit {self.popen.poll()}) ---\n" + "\n".join(text)
-
-
-def read_events(member: Member) -> None:
-    assert member.popen.stdout is not None
-    for line in member.popen.stdout:
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            event = {"event": "raw", "line": line.rstrip("\n")}
-        with member.lock:
-            member.events.append(event)
-
-
-class Members:
-    """Starts consumer processes; :meth:`close` ends every one it started."""
-
-    def __init__(self, log_dir: Path) -> None:
-        self.log_dir = log_dir
-        self.members: list[Member] = []
-        self.readers: list[threading.Thread] = []
-
-    def start(self, name: str, args: Sequence[str]) -> Member:
-        stderr_path = self.log_dir / f"{name}.stderr"
-        with stderr_path.open("w") as stderr:
-            popen = subprocess.Popen(
-                [sys.executable, str(CONSUMER), "--name", name, *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        member = Member(name, popen, stderr_path)
-        reader = threading.Thread(target=read_events, args=(member,), daemon=True)
-        reader.start()
-        self.members.append(member)
-        self.readers.append(reader)
-        return member
-
-    def close(self) -> None:
-        for m in self.members:
-            if m.popen.poll() is None:
-                m.popen.terminate()
-        for m in self.members:
-            try:
-                m.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                m.popen.kill()
-                m.popen.wait(timeout=30)
-            if m.popen.stdin is not None:
-                with contextlib.suppress(OSError):
-                    m.popen.stdin.close()
-        for r in self.readers:
-            r.join(timeout=5)
-
-
-class Failed(RuntimeError):
-    pass
-
-
-def wait_until(check: Any, timeout: float, what: str, members: Sequence[Member]) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value is not None:
-            return value
-        dead = [m for m in members if m.popen.poll() is not None]
-        if dead:
-            raise Failed(f"a consumer exited waiting for {what}\n" + dead[0].tail())
-        if time.monotonic() > deadline:
-            raise Failed(
-                f"timed out after {timeout:.0f} s waiting for {what}\n"
-                + "\n".join(m.tail() for m in members)
-            )
-        time.sleep(0.2)
-
-
 Owned = dict[str, list[TP]]
 
 
-def settled(members: Sequence[Member], everything: set[TP]) -> tuple[int, Owned] | None:
+def settled(members: Sequence[Reporting], everything: set[TP]) -> tuple[int, Owned] | None:
     """(generation, name -> partitions) once all report one generation covering every
     partition exactly once, unchanged for :data:`STABLE_S`."""
 
@@ -198,16 +110,19 @@ def drain(
     topics = sorted({t for t, _ in ends})
     total = sum(ends.values())
     ideal = total / (MEMBERS * rate)
-    members = Members(log_dir)
+    members = Processes(log_dir)
     try:
         args = [
             "--bootstrap", bootstrap, "--group", group, "--topics", ",".join(topics),
             "--strategy", strategy, "--rate", f"{rate:g}",
             "--max-seconds", f"{SETTLE_TIMEOUT_S + 20 * ideal + 120:.0f}",
         ]  # fmt: skip
-        procs = [members.start(f"c{i}-{strategy}", args) for i in range(MEMBERS)]
+        procs = [
+            members.start(name, [sys.executable, str(CONSUMER), "--name", name, *args], stdin=True)
+            for name in (f"c{i}-{strategy}" for i in range(MEMBERS))
+        ]
         began = time.monotonic()
-        generation, owned = wait_until(
+        generation, owned = wait_for(
             lambda: settled(procs, set(ends)), SETTLE_TIMEOUT_S, f"{group} to settle", procs
         )
         join_s = time.monotonic() - began
@@ -218,9 +133,7 @@ def drain(
 
         go = time.time()
         for m in procs:
-            assert m.popen.stdin is not None
-            m.popen.stdin.write("go\n")
-            m.popen.stdin.flush()
+            m.send("go")
 
         reached: dict[TP, float] = {}
 
@@ -233,14 +146,14 @@ def drain(
                             reached[tp] = e["time"]
             return True if len(reached) == len(ends) else None
 
-        wait_until(done, 10 * max(assigned_s, ideal) + 120, f"{group} to drain", procs)
+        wait_for(done, 10 * max(assigned_s, ideal) + 120, f"{group} to drain", procs)
         finished = max(reached.values())
         seconds = finished - go
         on_broker = committed_offsets(admin, group)
         behind = {f"{t}-{p}": on_broker.get((t, p)) for (t, p), e in ends.items()
                   if on_broker.get((t, p), -1) < e}  # fmt: skip
         if behind:
-            raise Failed(f"{group}: committed offsets on the broker below the log end: {behind}")
+            raise RuntimeError(f"{group}: committed offsets below the log end: {behind}")
 
         rebalances_after_go = {
             e["generation"] for m in procs for e in m.of("assigned") if e["generation"] > generation
@@ -272,48 +185,20 @@ def drain(
             "commit_errors": sum(len(m.of("error")) for m in procs),
         }
     finally:
-        members.close()
+        members.close(grace=10)
 
 
 # -- main -----------------------------------------------------------------------------------
 
 
-def produce(bootstrap: str, counts: Mapping[TP, int]) -> None:
-    from confluent_kafka import Producer
-
-    errors: list[str] = []
-
-    def on_delivery(err: Any, _msg: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True}
-    )
-    for (topic, partition), n in counts.items():
-        for i in range(n):
-            while True:
-                try:
-                    producer.produce(
-                        topic, f"{i:016d}".encode(), partition=partition, on_delivery=on_delivery
-                    )
-                    break
-                except BufferError:
-                    producer.poll(0.1)
-            if i % 1000 == 0:
-                producer.poll(0)
-    if producer.flush(120) != 0 or errors:
-        raise RuntimeError(f"produce failed: {errors[:3]}")
-
-
 def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
     shape = {t: len(ns) for t, ns in BACKLOG.items()}
     counts = {(t, p): round(n * args.scale) for t, ns in BACKLOG.items() for p, n in enumerate(ns)}
-    admin = broker.admin()
+    admin = admin_client(broker.bootstrap)
     create_topics(admin, shape)
     print(f"producing {sum(counts.values()):,} records ...", file=sys.stderr)
     began = time.monotonic()
-    produce(broker.bootstrap, counts)
+    produce(broker.bootstrap, counts, config={"enable.idempotence": "true"})
     produce_s = time.monotonic() - began
     ends = end_offsets(admin, shape)
     if ends != counts:

@@ -38,7 +38,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from _broker import Broker, create_topics, end_offsets, exit_on_sigterm, wait_leaders
+from _broker import (
+    Broker,
+    admin_client,
+    commit,
+    create_topics,
+    end_offsets,
+    exit_on_sigterm,
+    produce,
+    wait_leaders,
+)
 from rich.console import Console
 from rich.table import Table
 
@@ -52,6 +61,9 @@ SCENARIOS = ("first", "join")
 GROUP = "bench-rebalance"
 #: the leader's deadline for the offsets: generous, so a slow read is measured, not cut short
 LAG_TIMEOUT_S = 120.0
+#: what the backlog is made of; only the offsets matter, so the cheapest records to produce
+PAYLOAD = b"x" * 16
+PRODUCER = {"linger.ms": "50", "acks": "1", "compression.type": "none"}
 
 
 # -- setup ----------------------------------------------------------------------------------
@@ -65,59 +77,6 @@ def backlog(topics: Sequence[str], partitions: int, seed: int) -> dict[tuple[str
         for t in topics
         for p in range(partitions)
     }
-
-
-def produce(bootstrap: str, counts: Mapping[tuple[str, int], int]) -> None:
-    from confluent_kafka import Producer
-
-    errors: list[str] = []
-
-    def on_delivery(err: Any, _msg: Any) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer(
-        {"bootstrap.servers": bootstrap, "linger.ms": 50, "acks": "1", "compression.type": "none"}
-    )
-    payload = b"x" * 16
-    by_topic: dict[str, list[tuple[int, int]]] = {}
-    for (topic, partition), n in counts.items():
-        by_topic.setdefault(topic, []).append((partition, n))
-    # a topic at a time: a request for every partition at once overwhelms the one broker
-    for topic, partitions in by_topic.items():
-        for partition, n in partitions:
-            for _ in range(n):
-                while True:
-                    try:
-                        producer.produce(
-                            topic, payload, partition=partition, on_delivery=on_delivery
-                        )
-                        break
-                    except BufferError:
-                        producer.poll(0.1)
-            producer.poll(0)
-        if producer.flush(120) != 0:
-            raise RuntimeError(f"produce to {topic}: not delivered within 120 s")
-    if errors:
-        raise RuntimeError(f"produce failed: {errors[:3]}")
-
-
-def commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
-    """Commits ``offsets`` for ``group`` from a consumer that never joins it."""
-    from confluent_kafka import Consumer
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        result = consumer.commit(
-            offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
-            asynchronous=False,
-        )
-        failed = [tp for tp in result or () if tp.error is not None]
-        if result is None or failed:
-            raise RuntimeError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
-    finally:
-        consumer.close()
 
 
 # -- the leader's work ----------------------------------------------------------------------
@@ -209,7 +168,7 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
     topics = [f"bench-topic-{t:02d}" for t in range(args.topics)]
     shape = dict.fromkeys(topics, args.partitions)
     total_partitions = args.topics * args.partitions
-    admin = broker.admin()
+    admin = admin_client(broker.bootstrap)
     setup: dict[str, Any] = {"broker_start_s": round(broker.started_seconds, 1)}
 
     print(f"creating {args.topics} topics × {args.partitions} partitions ...", file=sys.stderr)
@@ -222,7 +181,7 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
     counts = backlog(topics, args.partitions, seed=5)
     print(f"producing {sum(counts.values()):,} records ...", file=sys.stderr)
     began = time.monotonic()
-    produce(broker.bootstrap, counts)
+    produce(broker.bootstrap, counts, value=lambda *_: PAYLOAD, config=PRODUCER)
     setup["produce_s"] = round(time.monotonic() - began, 1)
     setup["records"] = sum(counts.values())
 

@@ -1,26 +1,33 @@
 """A consumer process for the end-to-end tests: a group member with a lagassign assignor.
 
     python tests/kafka/consumer_proc.py --client kafka-python|aiokafka --bootstrap HOST:PORT
-        --group G --topics a,b [--strategy lag] [--consume] ...
+        --group G --topics a,b [--strategy lag] [--protocol cooperative] [--consume] ...
 
 It reports on stdout, one JSON object a line, each with ``event`` and the process's ``name``:
 
 * ``{"event": "started"}`` once the consumer exists;
-* ``{"event": "assigned", "member_id", "generation", "partitions": [[topic, partition], ...]}``
-  when partitions are assigned: the member's whole assignment after the rebalance (eager
-  protocol: after every rebalance; cooperative: when it gained partitions);
+* ``{"event": "rebalanced", "member_id", "generation", "partitions": [[topic, partition], ...]}``
+  after every rebalance this member completed: its whole assignment, whatever the protocol;
+* ``{"event": "assigned", "member_id", "generation", "partitions"}`` when partitions are
+  assigned: the member's whole assignment after the rebalance (eager protocol: after every
+  rebalance; cooperative: when it gained partitions);
 * ``{"event": "revoked", "member_id", "generation", "partitions", "assignment"}`` when
   partitions are revoked: those revoked and the member's assignment at that moment (eager:
   still the old one; cooperative: what it keeps);
-* ``{"event": "leader", "generation", "lag", "seconds", "error", "assignment": {member: [...]}}``
-  after a rebalance this member led: what its assignor computed (``LeaderAssignment``);
+* ``{"event": "leader", "generation", "strategy", "protocol", "lag", "seconds", "error",
+  "assignment": {member: [...]}, "withheld": [...], "owned": {member: [...]},
+  "generations": {member: n}}`` after a rebalance this member led: what its assignor computed
+  (``LeaderAssignment``) and the members' owned partitions and generations it computed from;
 * ``{"event": "consumed", "records": [[topic, partition, first, last], ...]}`` for every batch it
   processed (``--consume``), before committing the batch (``--commit``);
 * ``{"event": "committed", ...}`` after each commit, ``{"event": "error", "message"}`` on a
   failure.
 
-Logging (lagassign's warnings among them) goes to stderr. The process stops by itself after
+Logging (lagassign's warnings among them) goes to stderr. The process ends itself after
 ``--max-seconds`` or once its parent is gone, so a test that dies leaves no consumer behind.
+
+Both clients run the same loop (:func:`consume`); :class:`KafkaPython` and :class:`AioKafka`
+only say how each builds its consumer, polls, commits and names its member id and generation.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--group", required=True)
     p.add_argument("--topics", required=True, help="comma-separated")
     p.add_argument("--strategy", default="lag")
+    p.add_argument("--protocol", choices=["eager", "cooperative"], help="kafka-python only")
     p.add_argument("--auto-offset-reset", default="earliest")
     p.add_argument("--lag-timeout", type=float, default=None)
     p.add_argument("--consume", action="store_true", help="process records (else only report)")
@@ -73,15 +81,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def assignor_options(args: argparse.Namespace) -> dict[str, Any]:
-    options: dict[str, Any] = {
+def assignor_settings(args: argparse.Namespace) -> dict[str, Any]:
+    settings: dict[str, Any] = {
         "group_id": args.group,
         "auto_offset_reset": args.auto_offset_reset,
         "bootstrap_servers": args.offsets_bootstrap or args.bootstrap,
     }
     if args.lag_timeout is not None:
-        options["lag_timeout"] = args.lag_timeout
-    return options
+        settings["lag_timeout"] = args.lag_timeout
+    return settings
+
+
+def consumer_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What both clients' consumers take, under the same names."""
+    return {
+        "bootstrap_servers": args.bootstrap,
+        "group_id": args.group,
+        "client_id": args.name,
+        "enable_auto_commit": False,
+        "auto_offset_reset": args.auto_offset_reset,
+        "session_timeout_ms": args.session_timeout_ms,
+        "heartbeat_interval_ms": args.heartbeat_interval_ms,
+        "max_poll_interval_ms": args.max_poll_interval_ms,
+    }
 
 
 def ranges(records: Iterable[Any]) -> list[list[Any]]:
@@ -93,172 +115,204 @@ def ranges(records: Iterable[Any]) -> list[list[Any]]:
     return [[t, p, first, last] for (t, p), (first, last) in sorted(spans.items())]
 
 
-class Stopper:
-    def __init__(self, max_seconds: float) -> None:
-        self.deadline = time.monotonic() + max_seconds
-        self.parent = os.getppid()
-
-    def done(self) -> bool:
-        return time.monotonic() > self.deadline or os.getppid() != self.parent
+def tp_list(tps: Iterable[Any]) -> list[list[Any]]:
+    return sorted([tp.topic, tp.partition] for tp in tps)
 
 
-def watchdog(stopper: Stopper) -> None:
-    while not stopper.done():
+def watchdog(max_seconds: float) -> None:
+    """Ends the process after ``max_seconds`` or once its parent is gone. A thread, because
+    kafka-python's loop blocks in ``poll()`` without a deadline (see :class:`KafkaPython`)."""
+    deadline = time.monotonic() + max_seconds
+    parent = os.getppid()
+    while time.monotonic() < deadline and os.getppid() == parent:
         time.sleep(0.5)
     sys.stdout.flush()
     os._exit(0)
 
 
-def report_leader(name: str, assignor: Any, generation: int, seen: list[Any]) -> None:
-    result = assignor.last_result
-    if result is None or (seen and seen[-1] is result):
-        return
-    seen.append(result)
-    emit(
-        name,
-        "leader",
-        generation=generation,
-        strategy=result.strategy,
-        lag=result.lag,
-        seconds=result.seconds,
-        error=result.error,
-        prefetched=result.prefetched,
-        assignment={m: [[tp.topic, tp.partition] for tp in tps] for m, tps in result.assignment.partitions.items()},
-    )
+# -- what the tests see of a member ----------------------------------------------------------
 
 
-def tp_list(tps: Iterable[Any]) -> list[list[Any]]:
-    return sorted([tp.topic, tp.partition] for tp in tps)
+class Reporter:
+    """Reports the member's rebalances: the listener's callbacks and the assignor's.
+
+    The listener only hears of changes (cooperative: of partitions gained or lost), so the
+    assignor's ``on_assignment``, which both clients call after every rebalance, reports the
+    whole assignment too; and, on the leader, what its ``assign()`` computed for that
+    rebalance (an assignment overtaken by a new join is never reported).
+    """
+
+    def __init__(self, name: str, consumer: Any, member: Callable[[], tuple[str, int]]) -> None:
+        self.name = name
+        self.consumer = consumer
+        self.member = member
+        self._computed: list[Any] = []
+
+    def observe(self, assignor: Any) -> None:
+        metadata, assign, on_assignment = (
+            assignor.metadata,
+            assignor.assign,
+            assignor.on_assignment,
+        )
+
+        def joining(*args: Any) -> Any:
+            self._computed.clear()  # a new join: what an earlier one computed never arrived
+            return metadata(*args)
+
+        def assigning(*args: Any) -> Any:
+            result = assign(*args)
+            self._computed[:] = [assignor.last_result]
+            return result
+
+        def assigned(assignment: Any, *args: Any) -> None:
+            on_assignment(assignment, *args)
+            self.rebalanced(assignment.partitions(), self._computed[0] if self._computed else None)
+            self._computed.clear()
+
+        assignor.metadata, assignor.assign, assignor.on_assignment = joining, assigning, assigned
+
+    def rebalanced(self, partitions: Iterable[Any], result: Any) -> None:
+        generation = self.report("rebalanced", partitions=tp_list(partitions))
+        if result is None:
+            return
+        emit(
+            self.name,
+            "leader",
+            generation=generation,
+            strategy=result.strategy,
+            protocol=result.protocol.value,
+            lag=result.lag,
+            seconds=result.seconds,
+            error=result.error,
+            prefetched=result.prefetched,
+            assignment={m: tp_list(tps) for m, tps in result.assignment.partitions.items()},
+            withheld=tp_list(result.withheld),
+            owned={m.id: tp_list(m.owned) for m in result.group.members},
+            generations={m.id: m.generation for m in result.group.members},
+        )
+
+    def report(self, event: str, **fields: Any) -> int:
+        """Emits ``event`` with the member's id and generation; returns the generation."""
+        member_id, generation = self.member()
+        emit(self.name, event, member_id=member_id, generation=generation, **fields)
+        return generation
+
+    def listener(self, base: type) -> Any:
+        """A rebalance listener of the client's own class (each client checks it) reporting to
+        this reporter."""
+        reporter = self
+
+        class Listener(base):  # type: ignore[misc, valid-type]
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                reporter.revoked(revoked)
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                reporter.assigned()
+
+        return Listener()
+
+    def revoked(self, revoked: Any) -> None:
+        self.report(
+            "revoked",
+            partitions=tp_list(revoked),
+            assignment=tp_list(self.consumer.assignment()),
+        )
+
+    def assigned(self) -> None:
+        self.report("assigned", partitions=tp_list(self.consumer.assignment()))
 
 
-# -- kafka-python ----------------------------------------------------------------------------
+# -- the two clients -------------------------------------------------------------------------
 
 
-def run_kafka_python(args: argparse.Namespace) -> None:
-    from kafka import KafkaConsumer
-    from kafka.consumer.subscription_state import ConsumerRebalanceListener
+class KafkaPython:
+    """kafka-python 3. ``poll()`` without a deadline: kafka-python 3.0.12 loses a rebalance
+    whose leader is still assigning when the ``poll()`` that started it times out
+    (docs/consumers.md); the watchdog thread ends the process instead of a bounded loop."""
 
-    from lagassign.kafka.kafka_python import assignor as make_assignor
+    def __init__(self, args: argparse.Namespace) -> None:
+        from kafka import KafkaConsumer
+        from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
+        from lagassign.kafka.kafka_python import assignor
+
+        self.assignor = assignor(args.strategy, protocol=args.protocol, **assignor_settings(args))
+        self.consumer = KafkaConsumer(
+            **consumer_settings(args), partition_assignment_strategy=[self.assignor]
+        )
+        self.listener_base = ConsumerRebalanceListener
+
+    def member(self) -> tuple[str, int]:
+        meta = self.consumer.group_metadata()
+        return meta.member_id, meta.generation_id
+
+    async def start(self) -> None:
+        pass
+
+    async def poll(self, max_records: int) -> dict[Any, list[Any]]:
+        batches: dict[Any, list[Any]] = self.consumer.poll(
+            timeout_ms=float("inf"), max_records=max_records
+        )
+        return batches
+
+    async def commit(self) -> None:
+        self.consumer.commit()
+
+    async def close(self) -> None:
+        self.consumer.close(autocommit=False)
+
+
+class AioKafka:
+    """aiokafka 0.14 (eager protocol only)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
+
+        from lagassign.kafka.aiokafka import assignor
+
+        if args.protocol not in (None, "eager"):
+            raise SystemExit("aiokafka runs the eager protocol only")
+        self.assignor = assignor(args.strategy, **assignor_settings(args))
+        self.consumer = AIOKafkaConsumer(
+            **consumer_settings(args),
+            rebalance_timeout_ms=args.max_poll_interval_ms,
+            partition_assignment_strategy=[self.assignor],
+        )
+        self.listener_base = ConsumerRebalanceListener
+
+    def member(self) -> tuple[str, int]:
+        # aiokafka has no public accessor for the member id and generation
+        coordinator = self.consumer._coordinator
+        return coordinator.member_id, coordinator.generation
+
+    async def start(self) -> None:
+        await self.consumer.start()
+
+    async def poll(self, max_records: int) -> dict[Any, list[Any]]:
+        batches: dict[Any, list[Any]] = await self.consumer.getmany(
+            timeout_ms=200, max_records=max_records
+        )
+        return batches
+
+    async def commit(self) -> None:
+        await self.consumer.commit()
+
+    async def close(self) -> None:
+        await self.consumer.stop()
+
+
+async def consume(args: argparse.Namespace, client: KafkaPython | AioKafka) -> None:
     name = args.name
-    assignor = make_assignor(args.strategy, **assignor_options(args))
-    seen: list[Any] = []
-    consumer = KafkaConsumer(
-        bootstrap_servers=args.bootstrap,
-        group_id=args.group,
-        client_id=name,
-        enable_auto_commit=False,
-        auto_offset_reset=args.auto_offset_reset,
-        session_timeout_ms=args.session_timeout_ms,
-        heartbeat_interval_ms=args.heartbeat_interval_ms,
-        max_poll_interval_ms=args.max_poll_interval_ms,
-        partition_assignment_strategy=[assignor],
+    reporter = Reporter(name, client.consumer, client.member)
+    reporter.observe(client.assignor)
+    client.consumer.subscribe(
+        args.topics.split(","), listener=reporter.listener(client.listener_base)
     )
-
-    class Listener(ConsumerRebalanceListener):
-        def on_partitions_revoked(self, revoked: Any) -> None:
-            meta = consumer.group_metadata()
-            emit(
-                name,
-                "revoked",
-                member_id=meta.member_id,
-                generation=meta.generation_id,
-                partitions=tp_list(revoked),
-                assignment=tp_list(consumer.assignment()),
-            )
-
-        def on_partitions_assigned(self, assigned: Any) -> None:
-            meta = consumer.group_metadata()
-            emit(
-                name,
-                "assigned",
-                member_id=meta.member_id,
-                generation=meta.generation_id,
-                partitions=tp_list(consumer.assignment()),
-            )
-            report_leader(name, assignor, meta.generation_id, seen)
-
-    consumer.subscribe(args.topics.split(","), listener=Listener())
+    await client.start()
     emit(name, "started", client=args.client, pid=os.getpid())
-    # poll() without a deadline: kafka-python 3.0.12 loses a rebalance whose leader is still
-    # assigning when the poll() that started it times out (docs/consumers.md); a watchdog
-    # thread ends the process instead of a bounded loop
-    stopper = Stopper(args.max_seconds)
-    threading.Thread(target=watchdog, args=(stopper,), daemon=True).start()
     try:
         while True:
-            batches = consumer.poll(timeout_ms=float("inf"), max_records=args.max_records)
-            records = [r for batch in batches.values() for r in batch]
-            if not records or not args.consume:
-                continue
-            emit(name, "consumed", records=ranges(records))
-            if args.delay:
-                time.sleep(args.delay)
-            if args.commit:
-                try:
-                    consumer.commit()
-                    emit(name, "committed", records=ranges(records))
-                except Exception as exc:  # a rebalance in between: the next owner re-reads
-                    emit(name, "error", message=f"commit: {type(exc).__name__}: {exc}")
-    finally:
-        consumer.close(autocommit=False)
-
-
-# -- aiokafka --------------------------------------------------------------------------------
-
-
-async def run_aiokafka(args: argparse.Namespace) -> None:
-    from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
-
-    from lagassign.kafka.aiokafka import assignor as make_assignor
-
-    name = args.name
-    assignor = make_assignor(args.strategy, **assignor_options(args))
-    seen: list[Any] = []
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=args.bootstrap,
-        group_id=args.group,
-        client_id=name,
-        enable_auto_commit=False,
-        auto_offset_reset=args.auto_offset_reset,
-        session_timeout_ms=args.session_timeout_ms,
-        heartbeat_interval_ms=args.heartbeat_interval_ms,
-        max_poll_interval_ms=args.max_poll_interval_ms,
-        rebalance_timeout_ms=args.max_poll_interval_ms,
-        partition_assignment_strategy=[assignor],
-    )
-
-    class Listener(ConsumerRebalanceListener):
-        def on_partitions_revoked(self, revoked: Any) -> None:
-            coordinator = consumer._coordinator
-            emit(
-                name,
-                "revoked",
-                member_id=coordinator.member_id,
-                generation=coordinator.generation,
-                partitions=tp_list(revoked),
-                assignment=tp_list(consumer.assignment()),
-            )
-
-        def on_partitions_assigned(self, assigned: Any) -> None:
-            # aiokafka has no public accessor for the member id and generation
-            coordinator = consumer._coordinator
-            emit(
-                name,
-                "assigned",
-                member_id=coordinator.member_id,
-                generation=coordinator.generation,
-                partitions=tp_list(consumer.assignment()),
-            )
-            report_leader(name, assignor, coordinator.generation, seen)
-
-    consumer.subscribe(args.topics.split(","), listener=Listener())
-    await consumer.start()
-    emit(name, "started", client=args.client, pid=os.getpid())
-    stopper = Stopper(args.max_seconds)
-    try:
-        while not stopper.done():
-            batches = await consumer.getmany(timeout_ms=200, max_records=args.max_records)
+            batches = await client.poll(args.max_records)
             records = [r for batch in batches.values() for r in batch]
             if not records or not args.consume:
                 continue
@@ -267,12 +321,12 @@ async def run_aiokafka(args: argparse.Namespace) -> None:
                 await asyncio.sleep(args.delay)
             if args.commit:
                 try:
-                    await consumer.commit()
+                    await client.commit()
                     emit(name, "committed", records=ranges(records))
-                except Exception as exc:
+                except Exception as exc:  # a rebalance in between: the next owner re-reads
                     emit(name, "error", message=f"commit: {type(exc).__name__}: {exc}")
     finally:
-        await consumer.stop()
+        await client.close()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -282,13 +336,17 @@ def main(argv: list[str] | None = None) -> None:
         stream=sys.stderr,
         format=f"%(asctime)s {args.name} %(levelname)s %(name)s: %(message)s",
     )
-    for name in args.debug:
-        logging.getLogger(name).setLevel(logging.DEBUG)
+    for logger in args.debug:
+        logging.getLogger(logger).setLevel(logging.DEBUG)
+    threading.Thread(target=watchdog, args=(args.max_seconds,), daemon=True).start()
+
+    async def run() -> None:
+        # aiokafka's consumer must be made inside the running event loop
+        client = KafkaPython(args) if args.client == "kafka-python" else AioKafka(args)
+        await consume(args, client)
+
     try:
-        if args.client == "kafka-python":
-            run_kafka_python(args)
-        else:
-            asyncio.run(run_aiokafka(args))
+        asyncio.run(run())
     except Exception as exc:
         emit(args.name, "error", message=f"{type(exc).__name__}: {exc}")
         raise

@@ -8,7 +8,6 @@ Everything here runs in-process against fake cluster metadata and fake offset re
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -29,6 +28,7 @@ from kafka.protocol.consumer.metadata import (
 from lagassign.kafka import aiokafka as aio
 from lagassign.kafka import kafka_python as kp
 from lagassign.kafka.group import (
+    AssignorSettings,
     GroupAssignor,
     OffsetsUnavailable,
     Subscription,
@@ -42,6 +42,7 @@ from lagassign.kafka.group import (
 )
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
+from tests.kafka.broker import closed_port
 
 GROUP = "orders"
 WARNING = "could not read the offsets"
@@ -122,13 +123,6 @@ def core(
 
 def warnings_in(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno == logging.WARNING and WARNING in r.message]
-
-
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 # -- user data ------------------------------------------------------------------------------
@@ -237,12 +231,52 @@ def test_cooperative_sticky_runs_cooperatively_on_its_own() -> None:
 
 
 def test_protocol_for() -> None:
-    coop, sticky = create("cooperative-sticky"), create("sticky")
+    """The first strategy's most preferred protocol that every strategy supports."""
+    coop, sticky, balanced = create("cooperative-sticky"), create("sticky"), create("balanced")
     assert protocol_for([coop]) is RebalanceProtocol.COOPERATIVE
     assert protocol_for([coop, sticky]) is RebalanceProtocol.EAGER
+    assert protocol_for([balanced]) is RebalanceProtocol.EAGER
+    assert protocol_for([coop, balanced]) is RebalanceProtocol.COOPERATIVE
+    assert protocol_for([balanced, coop]) is RebalanceProtocol.EAGER
     assert sends_owned(coop, RebalanceProtocol.COOPERATIVE)
     assert not sends_owned(coop, RebalanceProtocol.EAGER)
     assert sends_owned(sticky, RebalanceProtocol.EAGER)
+    # balanced computes a target and the protocol withholds: sticky under either protocol
+    assert sends_owned(balanced, RebalanceProtocol.EAGER)
+    assert sends_owned(balanced, RebalanceProtocol.COOPERATIVE)
+
+
+def test_balanced_runs_either_protocol() -> None:
+    assert kp.assignor("balanced", group_id=GROUP, bootstrap_servers="h:1").supported_protocols() == [
+        KafkaRebalanceProtocol.EAGER
+    ]
+    coop = kp.assignor("balanced", group_id=GROUP, bootstrap_servers="h:1", protocol="cooperative")
+    assert coop.supported_protocols() == [KafkaRebalanceProtocol.COOPERATIVE]
+    both = kp.assignors(
+        ["balanced", "cooperative-sticky"], group_id=GROUP, bootstrap_servers="h:1", protocol="cooperative"
+    )
+    assert [a.supported_protocols() for a in both] == [[KafkaRebalanceProtocol.COOPERATIVE]] * 2
+    with pytest.raises(ValueError, match="cooperative"):
+        kp.assignors(["balanced", "lag"], group_id=GROUP, bootstrap_servers="h:1", protocol="cooperative")
+
+
+def test_settings() -> None:
+    settings = AssignorSettings.of(
+        group_id=GROUP, bootstrap_servers=["b1:9092", "b2:9092"], offsets_config={"client.id": "x"}
+    )
+    assert settings == AssignorSettings(
+        GROUP, offsets_config={"bootstrap.servers": "b1:9092,b2:9092", "client.id": "x"}
+    )
+    with pytest.raises(ValueError, match="lag_timeout"):
+        AssignorSettings.of(group_id=GROUP, lag_timeout=0)
+    with pytest.raises(TypeError, match="group_id"):
+        AssignorSettings.of(bootstrap_servers="h:1")
+    # one settings object for every assignor of a consumer; aiokafka's shorter default deadline
+    assert {a.glue.settings.lag_timeout for a in kp.assignors(group_id=GROUP, bootstrap_servers="h:1")} == {3.0}
+    assert {a.glue.settings.lag_timeout for a in aio.assignors(group_id=GROUP, bootstrap_servers="h:1")} == {
+        aio.DEFAULT_LAG_TIMEOUT
+    }
+    assert aio.assignor("range", group_id=GROUP, lag_timeout=4).glue.lag_timeout == 4
 
 
 def test_kafka_python_validates_our_protocols() -> None:
@@ -259,6 +293,8 @@ def test_kafka_python_validates_our_protocols() -> None:
     assert common([kp.assignor("cooperative-sticky", group_id=GROUP)]) == (
         KafkaRebalanceProtocol.COOPERATIVE
     )
+    balanced = kp.assignor("balanced", group_id=GROUP, bootstrap_servers="h:1", protocol="cooperative")
+    assert common([balanced]) == KafkaRebalanceProtocol.COOPERATIVE
     from kafka.errors import KafkaConfigurationError
 
     with pytest.raises(KafkaConfigurationError):
@@ -367,6 +403,53 @@ def test_cooperative_sticky_withholds_partitions_changing_owner() -> None:
     assert sorted(tp.partition for tp in second["c1"] + second["c2"]) == list(range(6))
 
 
+def decoded(result: Mapping[str, Any]) -> dict[str, list[TopicPartition]]:
+    """kafka-python assignments as members receive them."""
+    return {
+        m: sorted(
+            TopicPartition(tp.topic, tp.partition)
+            for tp in ConsumerProtocolAssignment.decode(a.encode()).partitions()
+        )
+        for m, a in result.items()
+    }
+
+
+def test_cooperative_balanced_hands_over_in_two_rounds() -> None:
+    """balanced on the cooperative protocol: c1 owns all of t and u, c2 joins. Round one gives
+    c2 nothing c1 holds; c1 keeps the rest. Round two, c1 having revoked the partitions that
+    move, gives them to c2: the target of round one, which is the core's sticky answer."""
+    fetch = Fetch()
+    leader = kp.assignor("balanced", group_id=GROUP, fetch=fetch, protocol="cooperative")
+    everything = [TopicPartition(t, p) for t, ns in END.items() for p in range(len(ns))]
+    c1 = kp.encode_subscription({"t", "u"}, everything, 1)
+    c2 = kp.encode_subscription({"t", "u"}, [], None)
+    first = decoded(leader.assign(CLUSTER, join_members(("c1", c1), ("c2", c2))))
+    result = leader.last_result
+    assert result is not None and result.protocol is RebalanceProtocol.COOPERATIVE
+    assert first["c2"] == [] and set(first["c1"]) | set(result.withheld) == set(everything)
+    target = create("balanced").assign(result.group)
+    assert first["c1"] == sorted(target["c1"]) and set(result.withheld) == set(target["c2"])
+
+    c1 = kp.encode_subscription({"t", "u"}, first["c1"], 2)
+    c2 = kp.encode_subscription({"t", "u"}, [], 2)
+    second = decoded(leader.assign(CLUSTER, join_members(("c1", c1), ("c2", c2))))
+    assert leader.last_result is not None and leader.last_result.withheld == ()
+    assert second == {m: sorted(tps) for m, tps in target.partitions.items()}
+
+
+def test_eager_balanced_stays_sticky() -> None:
+    """On the eager protocol balanced still gets what members owned, and withholds nothing."""
+    member = kp.assignor("balanced", group_id=GROUP, fetch=Fetch())
+    member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [("t", [0, 2])], b"").encode()), 4)
+    sub = kp.decode_subscription("m", member.metadata({"t"}).encode())
+    assert sub.owned == (TopicPartition("t", 0), TopicPartition("t", 2)) and sub.generation == 4
+    member.assign(CLUSTER, join_members(("m", member.metadata({"t"})), ("n", kp.encode_subscription({"t"}, [], None))))
+    assert member.last_result is not None and member.last_result.withheld == ()
+    assert sorted(tp for m in ("m", "n") for tp in member.last_result.partitions(m)) == [
+        TopicPartition("t", p) for p in range(6)
+    ]
+
+
 # -- the leader's glue ----------------------------------------------------------------------
 
 
@@ -376,7 +459,7 @@ def subs(*member_ids: str, topics: tuple[str, ...] = ("t", "u")) -> list[Subscri
 
 def test_failed_read_assigns_with_lag_0_and_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     fetch = Fetch(error=RuntimeError("broker on fire"))
-    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=1)
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch, lag_timeout=1))
     with caplog.at_level(logging.WARNING):
         result = glue.assign(subs("b", "a", "c"), CLUSTER.partitions_for_topic)
     assert result.lag == "unavailable"
@@ -391,7 +474,7 @@ def test_failed_read_assigns_with_lag_0_and_one_warning(caplog: pytest.LogCaptur
 
 def test_slow_read_is_cut_at_the_deadline(caplog: pytest.LogCaptureFixture) -> None:
     fetch = Fetch(sleep=3.0)
-    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=0.5)
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch, lag_timeout=0.5))
     started = time.monotonic()
     with caplog.at_level(logging.WARNING):
         result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
@@ -405,7 +488,7 @@ def test_strategies_without_lag_never_read(caplog: pytest.LogCaptureFixture) -> 
         if create(name).uses_lag:
             continue
         fetch = Fetch(error=AssertionError("must not be called"))
-        glue = GroupAssignor(name, group_id=GROUP, fetch=fetch)
+        glue = GroupAssignor(name, AssignorSettings(GROUP, fetch=fetch))
         glue.prefetch({"t"})
         result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
         assert result.lag == "unused" and fetch.calls == []
@@ -419,7 +502,7 @@ def test_unknown_topics_and_stale_owned_partitions() -> None:
     """A topic the metadata lacks gets no partitions (and no read); owned partitions of topics
     or partitions that no longer exist are ignored."""
     fetch = Fetch()
-    glue = GroupAssignor("sticky", group_id=GROUP, fetch=fetch)
+    glue = GroupAssignor("sticky", AssignorSettings(GROUP, fetch=fetch))
     members = [
         Subscription("a", ("t", "gone"), owned=(TopicPartition("t", 9), TopicPartition("gone", 0))),
         Subscription("b", ("t",), owned=(TopicPartition("t", 1),)),
@@ -428,14 +511,14 @@ def test_unknown_topics_and_stale_owned_partitions() -> None:
     assert result.group.topics["gone"].partitions == ()
     assert result.group.member("a").owned == ()
     assert TopicPartition("t", 1) in result.partitions("b")
-    lag = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    lag = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     lag.assign([Subscription("a", ("gone",))], CLUSTER.partitions_for_topic)
     assert fetch.calls == []  # nothing to read: no subscribed topic has partitions
 
 
 def test_prefetch_is_used_once(caplog: pytest.LogCaptureFixture) -> None:
     fetch = Fetch()
-    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     glue.prefetch({"t", "u"})
     glue.prefetch({"u"})  # a JoinGroup retry: the recent prefetch covers it
     assert len(fetch.calls) == 1
@@ -448,7 +531,7 @@ def test_prefetch_is_used_once(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_prefetch_missing_a_topic_is_read_again() -> None:
     fetch = Fetch()
-    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     glue.prefetch({"t"})
     result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
     assert not result.prefetched
@@ -457,7 +540,7 @@ def test_prefetch_missing_a_topic_is_read_again() -> None:
 
 def test_failed_prefetch_is_reported_by_assign(caplog: pytest.LogCaptureFixture) -> None:
     fetch = Fetch(error=RuntimeError("nope"))
-    glue = GroupAssignor("lag", group_id=GROUP, fetch=fetch)
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     with caplog.at_level(logging.WARNING):
         glue.prefetch({"t", "u"})
         assert warnings_in(caplog) == []
@@ -520,9 +603,9 @@ def test_unreachable_reader_falls_back_within_the_deadline(
     """A real OffsetsReader pointed at a closed port: lag 0 after at most the deadline."""
     glue = GroupAssignor(
         "lag",
-        group_id=GROUP,
-        offsets_config={"bootstrap.servers": f"127.0.0.1:{closed_port()}"},
-        lag_timeout=1.0,
+        AssignorSettings(
+            GROUP, offsets_config={"bootstrap.servers": f"127.0.0.1:{closed_port()}"}, lag_timeout=1.0
+        ),
     )
     started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="lagassign.kafka.group"):

@@ -10,12 +10,11 @@ import time
 from pathlib import Path
 
 from lagassign.strategies import names
+from tests.kafka.broker import closed_port, commit
 from tests.kafka.test_offsets import (
     COLD,
     HOT,
     MakeTopic,
-    closed_port,
-    commit,
     running_group,
     unique,
 )

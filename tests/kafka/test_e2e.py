@@ -2,9 +2,9 @@
 
 Each test starts real consumer processes (``tests/kafka/consumer_proc.py``, kafka-python or
 aiokafka) on topics and a group of its own, reads what they report on stdout and compares it
-with the core: the assignment the ``lag`` strategy computes from the same offsets and member
-ids. Every process is killed at teardown; the processes also stop by themselves when the test
-session is gone.
+with the core: the assignment a strategy computes from the same offsets, member ids and owned
+partitions. Every process is killed at teardown; the processes also stop by themselves when
+the test session is gone.
 
 Timing for a shared 2-core machine: session timeout 6 s, heartbeats every second, every wait
 bounded and generous (a group settles in a few seconds, the waits allow 90).
@@ -12,34 +12,25 @@ bounded and generous (a group settles in a few seconds, the waits allow 90).
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, Message, Producer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.strategies import create
+from lagassign.strategies.cooperative import assign_cooperatively
+from tests.kafka.broker import closed_port, commit, committed_offsets, create_topics, produce
+from tests.kafka.processes import Processes, Reporting, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 CONSUMER_PROC = Path(__file__).resolve().parent / "consumer_proc.py"
 CLIENTS = ["kafka-python", "aiokafka"]
 
-REQUEST_TIMEOUT_S = 30.0
 #: a group of fresh processes settles in a few seconds; this much is allowed
 SETTLE_TIMEOUT_S = 90.0
 #: a settled assignment must stay unchanged this long to count
@@ -47,123 +38,41 @@ STABLE_S = 2.0
 #: the leader's deadline for offsets in the e2e tests (the defaults are for production)
 LAG_TIMEOUT_S = 10.0
 
-T = TypeVar("T")
 Assigned = dict[str, list[tuple[str, int]]]
+#: records per partition of each topic: counts[topic][p]
+Counts = Mapping[str, Sequence[int]]
 
 
 # -- consumer processes ---------------------------------------------------------------------
 
 
-@dataclass
-class Proc:
-    """One consumer process and the events it reported."""
-
-    name: str
-    popen: subprocess.Popen[str]
-    stderr_path: Path
-    events: list[dict[str, Any]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def of(self, event: str) -> list[dict[str, Any]]:
-        with self.lock:
-            return [e for e in self.events if e.get("event") == event]
-
-    def latest(self, event: str) -> dict[str, Any] | None:
-        found = self.of(event)
-        return found[-1] if found else None
-
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def consumed(self) -> dict[tuple[str, int], set[int]]:
-        offsets: dict[tuple[str, int], set[int]] = {}
-        for e in self.of("consumed"):
-            for topic, partition, first, last in e["records"]:
-                offsets.setdefault((topic, partition), set()).update(range(first, last + 1))
-        return offsets
-
-    def summary(self) -> str:
-        lines = [f"--- {self.name} (pid {self.popen.pid}, exit {self.popen.poll()}) ---"]
-        for e in self.of("assigned") + self.of("leader") + self.of("error"):
-            shown = {k: v for k, v in e.items() if k not in ("name", "time")}
-            lines.append("  " + json.dumps(shown)[:600])
-        lines.append(f"  consumed events: {len(self.of('consumed'))}")
-        tail = self.stderr().splitlines()[-15:]
-        lines.extend("  stderr: " + line for line in tail)
-        return "\n".join(lines)
-
-
-class Procs:
-    """Starts consumer processes; kills every one of them at :meth:`close`."""
+class Procs(Processes):
+    """Consumer processes (``consumer_proc.py``) of one test; all killed at teardown."""
 
     def __init__(self, bootstrap: str, log_dir: Path) -> None:
+        super().__init__(log_dir)
         self.bootstrap = bootstrap
-        self.log_dir = log_dir
-        self.procs: list[Proc] = []
-        self._readers: list[threading.Thread] = []
 
-    def start(self, client: str, name: str, group: str, topics: Sequence[str], *extra: str) -> Proc:
-        stderr_path = self.log_dir / f"{name}.stderr"
-        cmd = [
-            sys.executable,
-            str(CONSUMER_PROC),
-            "--client", client,
-            "--name", name,
-            "--bootstrap", self.bootstrap,
-            "--group", group,
-            "--topics", ",".join(topics),
-            "--max-seconds", "240",
-            "--debug", "lagassign.kafka.group",
-            *extra,
-        ]  # fmt: skip
-        with stderr_path.open("w") as stderr:
-            popen = subprocess.Popen(
-                cmd,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        proc = Proc(name, popen, stderr_path)
-        reader = threading.Thread(target=self._read, args=(proc,), daemon=True)
-        reader.start()
-        self.procs.append(proc)
-        self._readers.append(reader)
-        return proc
+    def member(
+        self, client: str, name: str, group: str, topics: Sequence[str], *extra: str
+    ) -> Reporting:
+        return self.start(
+            name,
+            [
+                sys.executable, str(CONSUMER_PROC),
+                "--client", client,
+                "--name", name,
+                "--bootstrap", self.bootstrap,
+                "--group", group,
+                "--topics", ",".join(topics),
+                "--max-seconds", "240",
+                "--debug", "lagassign.kafka.group",
+                *extra,
+            ],
+        )  # fmt: skip
 
-    @staticmethod
-    def _read(proc: Proc) -> None:
-        assert proc.popen.stdout is not None
-        for line in proc.popen.stdout:
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                event = {"event": "raw", "line": line.rstrip("\n")}
-            with proc.lock:
-                proc.events.append(event)
-
-    def kill(self, proc: Proc) -> None:
-        if proc.alive():
-            proc.popen.send_signal(signal.SIGKILL)
-        proc.popen.wait(timeout=30)
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.alive():
-                proc.popen.kill()
-        for proc in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL does not fail
-                proc.popen.wait(timeout=30)
-        for reader in self._readers:
-            reader.join(timeout=5)
-
-    def summary(self) -> str:
-        return "\n".join(p.summary() for p in self.procs)
+    def wait(self, check: Any, timeout: float, what: str) -> Any:
+        return wait_for(check, timeout, what, self.procs)
 
 
 @pytest.fixture
@@ -175,22 +84,16 @@ def procs(kafka_bootstrap: str, tmp_path: Path) -> Iterator[Procs]:
         started.close()
 
 
-def wait_for(check: Callable[[], T | None], timeout: float, what: str, procs: Procs) -> T:
-    """Polls ``check`` until it returns something other than None; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value is not None:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{procs.summary()}")
-        dead = [p for p in procs.procs if p.popen.poll() not in (None, -signal.SIGKILL)]
-        if dead:
-            pytest.fail(f"a consumer process exited while waiting for {what}\n{procs.summary()}")
-        time.sleep(0.25)
+def consumed(proc: Reporting) -> dict[tuple[str, int], set[int]]:
+    """The offsets ``proc`` processed, per partition."""
+    offsets: dict[tuple[str, int], set[int]] = {}
+    for e in proc.of("consumed"):
+        for topic, partition, first, last in e["records"]:
+            offsets.setdefault((topic, partition), set()).update(range(first, last + 1))
+    return offsets
 
 
-def current_assignment(members: Sequence[Proc]) -> tuple[int, Assigned] | None:
+def current_assignment(members: Sequence[Reporting]) -> tuple[int, Assigned] | None:
     """(generation, member -> partitions) if every process's last report is of one generation."""
     latest = [p.latest("assigned") for p in members]
     if any(e is None for e in latest):
@@ -206,7 +109,7 @@ def current_assignment(members: Sequence[Proc]) -> tuple[int, Assigned] | None:
 
 
 def wait_settled(
-    members: Sequence[Proc], partitions: set[tuple[str, int]], procs: Procs, after: int = 0
+    members: Sequence[Reporting], partitions: set[tuple[str, int]], procs: Procs, after: int = 0
 ) -> tuple[int, Assigned]:
     """The group's assignment once ``members`` agree on a generation after ``after``, every
     partition has exactly one owner, and nothing changes for :data:`STABLE_S`."""
@@ -222,10 +125,11 @@ def wait_settled(
         return now if current_assignment(members) == now else None
 
     names = ", ".join(p.name for p in members)
-    return wait_for(settled, SETTLE_TIMEOUT_S, f"{names} to settle", procs)
+    result: tuple[int, Assigned] = procs.wait(settled, SETTLE_TIMEOUT_S, f"{names} to settle")
+    return result
 
 
-def leader_event(members: Sequence[Proc], generation: int) -> dict[str, Any]:
+def leader_event(members: Sequence[Reporting], generation: int) -> dict[str, Any]:
     found = [e for p in members for e in p.of("leader") if e["generation"] == generation]
     assert len(found) == 1, f"leader reports for generation {generation}: {found}"
     return found[0]
@@ -243,78 +147,30 @@ def unique(prefix: str) -> str:
     return f"lagassign-e2e-{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-def create_topics(admin: AdminClient, counts: Mapping[str, Sequence[int]]) -> None:
-    futures = admin.create_topics(
-        [NewTopic(t, num_partitions=len(ns), replication_factor=1) for t, ns in counts.items()],
-        request_timeout=REQUEST_TIMEOUT_S,
-        operation_timeout=REQUEST_TIMEOUT_S,
-    )
-    for future in futures.values():
-        future.result(timeout=REQUEST_TIMEOUT_S)
+def backlog(admin: AdminClient, bootstrap: str, counts: Counts) -> None:
+    """Creates the topics, ``counts[topic][p]`` records in partition p of each."""
+    create_topics(admin, {t: len(ns) for t, ns in counts.items()})
+    produce(bootstrap, per_partition(counts))
 
 
-def produce(bootstrap: str, counts: Mapping[str, Sequence[int]], tag: str = "m") -> None:
-    """``counts[topic][p]`` records into partition p of each topic."""
-    errors: list[str] = []
-
-    def on_delivery(err: KafkaError | None, _msg: Message) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for topic, numbers in counts.items():
-        for partition, count in enumerate(numbers):
-            for i in range(count):
-                producer.produce(
-                    topic, value=f"{tag}{i}".encode(), partition=partition, on_delivery=on_delivery
-                )
-    assert producer.flush(REQUEST_TIMEOUT_S) == 0
-    assert errors == []
+def per_partition(counts: Counts) -> dict[tuple[str, int], int]:
+    return {(t, p): n for t, ns in counts.items() for p, n in enumerate(ns)}
 
 
-def commit(bootstrap: str, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    """Commits ``offsets`` for ``group`` from a consumer that never joins the group."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        result = consumer.commit(
-            offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in offsets.items()],
-            asynchronous=False,
-        )
-        assert result is not None and all(tp.error is None for tp in result)
-    finally:
-        consumer.close()
-
-
-def committed_offsets(admin: AdminClient, group: str) -> dict[tuple[str, int], int]:
-    futures = admin.list_consumer_group_offsets(
-        [ConsumerGroupTopicPartitions(group)], request_timeout=REQUEST_TIMEOUT_S
-    )
-    result = futures[group].result(timeout=REQUEST_TIMEOUT_S)
-    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions if tp.offset >= 0}
-
-
-def all_partitions(counts: Mapping[str, Sequence[int]]) -> set[tuple[str, int]]:
-    return {(t, p) for t, ns in counts.items() for p in range(len(ns))}
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then closed: connections are refused)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
+def all_partitions(counts: Counts) -> set[tuple[str, int]]:
+    return set(per_partition(counts))
 
 
 # -- the core's answer ----------------------------------------------------------------------
 
 
-def core_lag_assignment(
-    counts: Mapping[str, Sequence[int]],
+def core_group(
+    counts: Counts,
     committed: Mapping[TopicPartition, int] | None,
-    member_ids: Sequence[str],
+    members: Sequence[Member],
     auto_offset_reset: str = "earliest",
-) -> Assigned:
-    """What ``lagassign.strategies.create("lag")`` assigns members subscribing every topic.
+) -> Group:
+    """The group the leader sees: the test's backlog and commits, ``members`` as given.
 
     ``committed`` None: every lag is 0 (what the leader assigns when it cannot read offsets).
     """
@@ -328,8 +184,14 @@ def core_lag_assignment(
                 for p, n in enumerate(numbers)
             )
         topics.append(Topic(name, parts))
-    members = [Member(mid, frozenset(counts)) for mid in member_ids]
-    group = Group.of(topics, members, auto_offset_reset=auto_offset_reset)
+    return Group.of(topics, members, auto_offset_reset=auto_offset_reset)
+
+
+def core_lag_assignment(
+    counts: Counts, committed: Mapping[TopicPartition, int] | None, member_ids: Sequence[str]
+) -> Assigned:
+    """What ``lagassign.strategies.create("lag")`` assigns members subscribing every topic."""
+    group = core_group(counts, committed, [Member(mid, frozenset(counts)) for mid in member_ids])
     assignment = create("lag").assign(group)
     return {mid: sorted((tp.topic, tp.partition) for tp in assignment[mid]) for mid in member_ids}
 
@@ -345,8 +207,7 @@ def test_lag_assignment_is_the_cores(
     group's offsets: a skewed backlog on 8 + 3 partitions, some committed, some not."""
     big, small, group = unique("big"), unique("small"), unique("group")
     counts = {big: [300, 10, 120, 0, 60, 5, 200, 40], small: [50, 0, 25]}
-    create_topics(admin, counts)
-    produce(kafka_bootstrap, counts)
+    backlog(admin, kafka_bootstrap, counts)
     # big-3, big-5, big-7, small-1, small-2 have no committed offset: earliest counts the log
     committed = {
         TopicPartition(big, 0): 100,
@@ -359,7 +220,7 @@ def test_lag_assignment_is_the_cores(
     commit(kafka_bootstrap, group, committed)
 
     members = [
-        procs.start(client, f"{client}-{i}", group, [big, small], "--lag-timeout", f"{LAG_TIMEOUT_S}")
+        procs.member(client, f"{client}-{i}", group, [big, small], "--lag-timeout", f"{LAG_TIMEOUT_S}")
         for i in range(3)
     ]
     generation, assigned = wait_settled(members, all_partitions(counts), procs)
@@ -369,7 +230,7 @@ def test_lag_assignment_is_the_cores(
     assert leader["lag"] == "offsets", leader
     assert {m: sorted((t, p) for t, p in tps) for m, tps in leader["assignment"].items()} == assigned
     # nobody committed anything: the offsets the leader read are still the test's
-    assert committed_offsets(admin, group) == {(tp.topic, tp.partition): o for tp, o in committed.items()}
+    assert committed_offsets(admin, group) == committed
     for p in members:
         assert "Traceback" not in p.stderr(), p.stderr()
 
@@ -383,17 +244,16 @@ def test_killed_member_everything_consumed(
     partition keeps an owner and the committed offsets reach the log end."""
     big, small, group = unique("big"), unique("small"), unique("group")
     counts = {big: [600, 40, 300, 0, 150, 20], small: [90, 0, 45]}
-    create_topics(admin, counts)
-    produce(kafka_bootstrap, counts)
+    backlog(admin, kafka_bootstrap, counts)
     everything = all_partitions(counts)
 
     slow = ["--consume", "--commit", "--max-records", "10", "--delay", "0.2"]
     members = [
-        procs.start(client, f"{client}-{i}", group, [big, small], "--lag-timeout", f"{LAG_TIMEOUT_S}", *slow)
+        procs.member(client, f"{client}-{i}", group, [big, small], "--lag-timeout", f"{LAG_TIMEOUT_S}", *slow)
         for i in range(3)
     ]
     generation, _ = wait_settled(members, everything, procs)
-    consumed_before = sum(len(o) for p in members for o in p.consumed().values())
+    consumed_before = sum(len(o) for p in members for o in consumed(p).values())
     assert 0 < consumed_before < sum(map(sum, counts.values())), "not mid-stream"
 
     leader = leader_event(members, generation)
@@ -406,18 +266,18 @@ def test_killed_member_everything_consumed(
 
     # records produced after the failover are consumed too
     more = {big: [25] * 6, small: [25] * 3}
-    produce(kafka_bootstrap, more, tag="late")
+    produce(kafka_bootstrap, per_partition(more))
     ends = {(t, p): n + more[t][p] for t, ns in counts.items() for p, n in enumerate(ns)}
 
     def all_committed() -> dict[tuple[str, int], int] | None:
         offsets = committed_offsets(admin, group)
         return offsets if all(offsets.get(tp, 0) == end for tp, end in ends.items()) else None
 
-    wait_for(all_committed, 120, "the committed offsets to reach the log ends", procs)
+    procs.wait(all_committed, 120, "the committed offsets to reach the log ends")
 
     seen: dict[tuple[str, int], set[int]] = {}
     for p in members:
-        for tp, offsets in p.consumed().items():
+        for tp, offsets in consumed(p).items():
             seen.setdefault(tp, set()).update(offsets)
     missing = {tp: end - len(seen.get(tp, set()) & set(range(end))) for tp, end in ends.items()}
     assert {tp: n for tp, n in missing.items() if n} == {}
@@ -437,14 +297,13 @@ def test_unreachable_offsets_count_balanced(
     leader logs one warning for it."""
     big, small, group = unique("big"), unique("small"), unique("group")
     counts = {big: [300, 10, 120, 0, 60, 5, 200], small: [50, 0, 25, 7]}
-    create_topics(admin, counts)
-    produce(kafka_bootstrap, counts)
+    backlog(admin, kafka_bootstrap, counts)
     lag_timeout = 2.0
     nowhere = f"127.0.0.1:{closed_port()}"
 
     unreachable = ["--offsets-bootstrap", nowhere, "--lag-timeout", f"{lag_timeout}"]
     members = [
-        procs.start(client, f"{client}-{i}", group, [big, small], *unreachable) for i in range(3)
+        procs.member(client, f"{client}-{i}", group, [big, small], *unreachable) for i in range(3)
     ]
     generation, assigned = wait_settled(members, all_partitions(counts), procs)
 
@@ -469,26 +328,23 @@ def test_unreachable_offsets_count_balanced(
     assert any("WARNING lagassign.kafka.group" in line for line in leader_proc.stderr().splitlines())
 
 
-def owned_now(proc: Proc) -> tuple[int, list[tuple[str, int]]] | None:
-    """(generation, partitions) the process owns after its last assigned/revoked report."""
-    with proc.lock:
-        changes = [e for e in proc.events if e.get("event") in ("assigned", "revoked")]
-    if not changes:
+def owned_now(proc: Reporting) -> tuple[int, list[tuple[str, int]]] | None:
+    """(generation, partitions) of the process's last completed rebalance."""
+    last = proc.latest("rebalanced")
+    if last is None:
         return None
-    last = changes[-1]
-    partitions = last["partitions"] if last["event"] == "assigned" else last["assignment"]
-    return last["generation"], sorted((t, p) for t, p in partitions)
+    return last["generation"], sorted((t, p) for t, p in last["partitions"])
 
 
 def wait_owned(
-    members: Sequence[Proc], partitions: set[tuple[str, int]], procs: Procs
+    members: Sequence[Reporting], partitions: set[tuple[str, int]], procs: Procs
 ) -> dict[str, list[tuple[str, int]]]:
-    """Each process's partitions once every partition has exactly one owner among ``members``
-    and nothing changes for :data:`STABLE_S` (cooperative: members report only changes)."""
+    """Each process's partitions once ``members`` completed one generation in which every
+    partition has exactly one owner among them, and nothing changes for :data:`STABLE_S`."""
 
     def settled() -> dict[str, list[tuple[str, int]]] | None:
         now = {p.name: owned_now(p) for p in members}
-        if any(v is None for v in now.values()):
+        if any(v is None for v in now.values()) or len({v[0] for v in now.values() if v}) != 1:
             return None
         owned = [tp for v in now.values() if v is not None for tp in v[1]]
         if sorted(owned) != sorted(partitions):
@@ -499,7 +355,10 @@ def wait_owned(
         return {name: v[1] for name, v in now.items() if v is not None}
 
     names = ", ".join(p.name for p in members)
-    return wait_for(settled, SETTLE_TIMEOUT_S, f"{names} to own every partition once", procs)
+    owned: dict[str, list[tuple[str, int]]] = procs.wait(
+        settled, SETTLE_TIMEOUT_S, f"{names} to own every partition once"
+    )
+    return owned
 
 
 def test_cooperative_sticky_on_kafka_python(
@@ -510,15 +369,15 @@ def test_cooperative_sticky_on_kafka_python(
     what moves, and the newcomer gets those partitions one rebalance later."""
     big, small, group = unique("big"), unique("small"), unique("group")
     counts = {big: [5] * 6, small: [5] * 3}
-    create_topics(admin, counts)
+    create_topics(admin, {t: len(ns) for t, ns in counts.items()})
     everything = all_partitions(counts)
     coop = ["--strategy", "cooperative-sticky"]
 
-    first = [procs.start("kafka-python", f"coop-{i}", group, [big, small], *coop) for i in range(2)]
+    first = [procs.member("kafka-python", f"coop-{i}", group, [big, small], *coop) for i in range(2)]
     before = wait_owned(first, everything, procs)
     revoked_before = {p.name: len(p.of("revoked")) for p in first}
 
-    newcomer = procs.start("kafka-python", "coop-2", group, [big, small], *coop)
+    newcomer = procs.member("kafka-python", "coop-2", group, [big, small], *coop)
     after = wait_owned([*first, newcomer], everything, procs)
 
     assert sorted(len(tps) for tps in after.values()) == [3, 3, 3]
@@ -535,3 +394,104 @@ def test_cooperative_sticky_on_kafka_python(
     }
     assert revoke_generations and max(revoke_generations) < first_gain
     assert all(e["strategy"] == "cooperative-sticky" for p in procs.procs for e in p.of("leader"))
+
+
+def ownership(members: Sequence[Reporting]) -> dict[int, dict[str, set[tuple[str, int]]]]:
+    """member id -> partitions at every generation any member completed: what the member got
+    in that generation, or, if it completed none, what it had from an earlier one."""
+    events = sorted(
+        (e["generation"], e["member_id"], {(t, n) for t, n in e["partitions"]})
+        for p in members
+        for e in p.of("rebalanced")
+    )
+    owned: dict[str, set[tuple[str, int]]] = {}
+    timeline: dict[int, dict[str, set[tuple[str, int]]]] = {}
+    for generation, member_id, partitions in events:
+        owned[member_id] = partitions
+        timeline[generation] = dict(owned)
+    return timeline
+
+
+def test_cooperative_balanced_on_kafka_python(
+    procs: Procs, admin: AdminClient, kafka_bootstrap: str
+) -> None:
+    """kafka-python runs ``balanced`` on the cooperative protocol
+    (``assignor("balanced", protocol="cooperative")``). A third member joins two that own every
+    partition, on a skewed backlog. After the join, generation by generation:
+
+    * the leader saw what the members really owned and assigned exactly what the core assigns
+      from it: balanced's sticky answer minus the partitions another member still holds;
+    * a member is given a partition only if nobody owned it in the generation before, and a
+      partition withheld in one generation has its owner in the next: the old owner revokes
+      first, the new owner gets it one rebalance later; no partition ever has two owners;
+    * members revoke exactly what they lose, nothing more (no revoke-everything);
+    * the group ends, within a few rebalances, on balanced's answer for what its members own,
+      with nothing withheld.
+    """
+    big, small, group = unique("big"), unique("small"), unique("group")
+    counts = {big: [400, 20, 150, 0, 80, 10], small: [60, 0, 300]}
+    backlog(admin, kafka_bootstrap, counts)
+    committed = {TopicPartition(big, 0): 100, TopicPartition(small, 2): 50}
+    commit(kafka_bootstrap, group, committed)
+    everything = all_partitions(counts)
+    cooperative = ["--strategy", "balanced", "--protocol", "cooperative", "--lag-timeout", f"{LAG_TIMEOUT_S}"]
+
+    first = [procs.member("kafka-python", f"bal-{i}", group, [big, small], *cooperative) for i in range(2)]
+    wait_owned(first, everything, procs)
+    joined = max(e["generation"] for p in first for e in p.of("rebalanced"))
+    newcomer = procs.member("kafka-python", "bal-2", group, [big, small], *cooperative)
+    members = [*first, newcomer]
+    after = wait_owned(members, everything, procs)
+    assert sorted(len(tps) for tps in after.values()) == [3, 3, 3]
+
+    timeline = ownership(members)
+    generations = sorted(g for g in timeline if g > joined)
+    assert 2 <= len(generations) <= 4, f"rebalances after the join: {generations}"
+    leaders = {e["generation"]: e for p in members for e in p.of("leader") if e["generation"] > joined}
+    assert sorted(leaders) == generations, "one leader report for every rebalance"
+    balanced = create("balanced")
+    for previous, g in zip([joined, *generations], generations, strict=False):
+        leader, was, now = leaders[g], timeline[previous], timeline[g]
+        assert (leader["strategy"], leader["protocol"], leader["lag"]) == ("balanced", "cooperative", "offsets")
+        saw = {m: {tuple(tp) for tp in tps} for m, tps in leader["owned"].items()}
+        assert saw == {m: was.get(m, set()) for m in saw}, f"generation {g}: the owners the leader saw"
+        seen = core_group(
+            counts,
+            committed,
+            [
+                Member(m, frozenset(counts), owned=tuple(TopicPartition(*tp) for tp in tps), generation=leader["generations"][m])
+                for m, tps in leader["owned"].items()
+            ],
+        )
+        core = assign_cooperatively(balanced, seen)
+        assert {m: sorted(tps) for m, tps in core.as_lists().items()} == {
+            m: sorted(tuple(tp) for tp in tps) for m, tps in leader["assignment"].items()
+        }, f"generation {g}: the leader's assignment is not the core's"
+        withheld = {tuple(tp) for tp in leader["withheld"]}
+        assert withheld == {(tp.topic, tp.partition) for tp in set(balanced.assign(seen).owners()) - set(core.owners())}
+
+        held = [tp for tps in now.values() for tp in tps]
+        assert len(held) == len(set(held)), f"generation {g}: a partition with two owners"
+        for m, tps in now.items():
+            for tp in tps - was.get(m, set()):
+                assert not any(tp in o for o in was.values()), f"generation {g}: {tp} given to {m} while owned"
+        if g != generations[-1]:
+            after_next = {tp for tps in timeline[generations[generations.index(g) + 1]].values() for tp in tps}
+            assert withheld <= after_next, f"withheld in generation {g}, unassigned in the next"
+    # the last rebalance withheld nothing: the group is on balanced's answer for its owners
+    assert leaders[generations[-1]]["withheld"] == []
+
+    # members revoke exactly what they lose, in the generation they lose it
+    revoked = {
+        (e["member_id"], e["generation"]): {tuple(tp) for tp in e["partitions"]}
+        for p in members
+        for e in p.of("revoked")
+        if e["generation"] > joined
+    }
+    lost = {
+        (m, g): timeline[previous][m] - timeline[g][m]
+        for previous, g in zip([joined, *generations], generations, strict=False)
+        for m in timeline[previous]
+        if timeline[previous][m] - timeline[g][m]
+    }
+    assert revoked == lost

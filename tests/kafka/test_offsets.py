@@ -8,14 +8,13 @@ test_cli_live.py.
 from __future__ import annotations
 
 import logging
-import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Message, Producer
+from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -29,6 +28,7 @@ from lagassign.kafka.offsets import (
 )
 from lagassign.lag import group_lags
 from lagassign.model import Offsets, TopicPartition
+from tests.kafka.broker import closed_port, commit, produce
 
 REQUEST_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 20.0
@@ -44,44 +44,6 @@ MakeTopic = Callable[[Sequence[int]], str]
 
 def unique(prefix: str) -> str:
     return f"lagassign-{prefix}-{uuid.uuid4().hex[:10]}"
-
-
-def produce(bootstrap: str, topic: str, counts: Sequence[int]) -> None:
-    errors: list[str] = []
-
-    def on_delivery(err: KafkaError | None, msg: Message) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    for partition, count in enumerate(counts):
-        for i in range(count):
-            producer.produce(topic, value=f"{partition}-{i}".encode(), partition=partition)
-            producer.poll(0)
-    assert producer.flush(REQUEST_TIMEOUT_S) == 0
-    assert errors == []
-
-
-def commit(bootstrap: str, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
-    """Commits ``offsets`` for ``group`` without joining it (a consumer that only commits)."""
-    consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
-    )
-    try:
-        result = consumer.commit(
-            offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
-            asynchronous=False,
-        )
-        assert result is not None and all(tp.error is None for tp in result)
-    finally:
-        consumer.close()
-
-
-def closed_port() -> int:
-    """A port on 127.0.0.1 nothing listens on (bound, then closed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +65,7 @@ def make_topic(admin: AdminClient, kafka_bootstrap: str) -> Iterator[MakeTopic]:
         )
         futures[name].result(timeout=REQUEST_TIMEOUT_S)
         made.append(name)
-        produce(kafka_bootstrap, name, counts)
+        produce(kafka_bootstrap, {(name, p): n for p, n in enumerate(counts)})
         return name
 
     yield make

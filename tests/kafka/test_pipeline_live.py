@@ -23,13 +23,12 @@ from lagassign.plan import plan_group
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import run
 from lagassign.strategies import names
+from tests.kafka.broker import closed_port, commit
 from tests.kafka.test_offsets import (
     COLD,
     HOT,
     READ_TIMEOUT_S,
     MakeTopic,
-    closed_port,
-    commit,
     running_group,
     unique,
 )

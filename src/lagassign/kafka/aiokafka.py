@@ -15,7 +15,8 @@
 
 aiokafka implements the eager rebalance protocol only, so every strategy runs eagerly here;
 ``cooperative-sticky`` then sends no owned partitions (eager members revoke everything before
-they join, as in Kafka) and withholds nothing: use ``sticky`` for stickiness with aiokafka.
+they join, as in Kafka) and withholds nothing: use ``sticky`` or ``balanced`` for stickiness
+with aiokafka.
 
 **Blocking.** aiokafka calls ``assign()`` on the group leader synchronously, on the event loop.
 A strategy that reads lag therefore reads the offsets in a worker thread (through an
@@ -51,17 +52,15 @@ from aiokafka.coordinator.protocol import (  # type: ignore[import-untyped]
 )
 
 from lagassign.kafka.group import (
+    AssignorSettings,
     GroupAssignor,
     LeaderAssignment,
-    OffsetsFetch,
     Subscription,
-    client_properties,
     decode_user_data,
     encode_user_data,
-    sends_owned,
 )
 from lagassign.model import TopicPartition
-from lagassign.strategies import RebalanceProtocol, Strategy, create, names
+from lagassign.strategies import RebalanceProtocol, create, names
 
 __all__ = ["DEFAULT_LAG_TIMEOUT", "LagassignAssignor", "assignor", "assignors"]
 
@@ -92,7 +91,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     def metadata(self, topics: Iterable[str]) -> Any:
         """This member's subscription for the JoinGroup request."""
-        owned = self._owned if sends_owned(self.glue.strategy, RebalanceProtocol.EAGER) else ()
+        owned = self._owned if self.glue.sends_owned else ()
         return ConsumerProtocolMemberMetadata(
             METADATA_VERSION, sorted(topics), encode_user_data(owned, self._generation)
         )
@@ -127,80 +126,31 @@ def decode_metadata(member_id: str, metadata: Any) -> Subscription:
     return Subscription(member_id, tuple(metadata.subscription), owned, generation)
 
 
-def assignor(
-    name: str,
-    *,
-    group_id: str,
-    auto_offset_reset: str = "latest",
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
-    offsets_config: Mapping[str, str] | None = None,
-    fetch: OffsetsFetch | None = None,
-    **connection: Any,
-) -> LagassignAssignor:
+def assignor(name: str, **settings: Any) -> LagassignAssignor:
     """An aiokafka assignor for the strategy ``name`` (a name of ``lagassign strategies``).
 
-    ``connection``: the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``,
-    ``sasl_*`` settings, and ``ssl_cafile``, ``ssl_certfile``, ``ssl_keyfile``,
-    ``ssl_password`` for what the consumer's ``ssl_context`` holds, for the leader's offsets
-    reader (strategies that read lag need ``bootstrap_servers``); librdkafka properties in
-    ``offsets_config``. ``auto_offset_reset`` should be the consumer's.
+    ``settings``: as for kafka-python's :func:`~lagassign.kafka.kafka_python.assignor`
+    (:meth:`~lagassign.kafka.group.AssignorSettings.of`), ``lag_timeout`` defaulting to
+    :data:`DEFAULT_LAG_TIMEOUT`; for what the consumer's ``ssl_context`` holds, ``ssl_cafile``,
+    ``ssl_certfile``, ``ssl_keyfile`` and ``ssl_password``.
     """
-    return _build(
-        create(name),
-        group_id=group_id,
-        auto_offset_reset=auto_offset_reset,
-        lag_timeout=lag_timeout,
-        offsets_config=offsets_config,
-        fetch=fetch,
-        connection=connection,
-    )
+    return _build(name, _settings(settings))
 
 
-def assignors(
-    strategies: Iterable[str] | None = None,
-    *,
-    group_id: str,
-    auto_offset_reset: str = "latest",
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
-    offsets_config: Mapping[str, str] | None = None,
-    fetch: OffsetsFetch | None = None,
-    **connection: Any,
-) -> list[LagassignAssignor]:
+def assignors(strategies: Iterable[str] | None = None, **settings: Any) -> list[LagassignAssignor]:
     """Assignors for ``strategies`` (every registered strategy if None), in that order of
     preference (see :func:`assignor`)."""
-    return [
-        _build(
-            create(n),
-            group_id=group_id,
-            auto_offset_reset=auto_offset_reset,
-            lag_timeout=lag_timeout,
-            offsets_config=offsets_config,
-            fetch=fetch,
-            connection=connection,
-        )
-        for n in (names() if strategies is None else strategies)
-    ]
+    shared = _settings(settings)
+    return [_build(n, shared) for n in (names() if strategies is None else strategies)]
 
 
-def _build(
-    strategy: Strategy,
-    *,
-    group_id: str,
-    auto_offset_reset: str,
-    lag_timeout: float,
-    offsets_config: Mapping[str, str] | None,
-    fetch: OffsetsFetch | None,
-    connection: Mapping[str, Any],
-) -> LagassignAssignor:
+def _settings(settings: Mapping[str, Any]) -> AssignorSettings:
+    # the event loop waits for the offsets: a shorter default than kafka-python's
+    return AssignorSettings.of(**{"lag_timeout": DEFAULT_LAG_TIMEOUT, **settings})
+
+
+def _build(name: str, settings: AssignorSettings) -> LagassignAssignor:
+    strategy = create(name)
     if RebalanceProtocol.EAGER not in strategy.protocols:
         raise ValueError(f"strategy {strategy.name!r} needs the cooperative protocol")
-    return LagassignAssignor(
-        GroupAssignor(
-            strategy,
-            group_id=group_id,
-            offsets_config=client_properties(connection, offsets_config),
-            auto_offset_reset=auto_offset_reset,
-            lag_timeout=lag_timeout,
-            fetch=fetch,
-        )
-    )
+    return LagassignAssignor(GroupAssignor(strategy, settings, RebalanceProtocol.EAGER))

@@ -11,12 +11,15 @@ only translate their client's types. Everything else happens here, once:
    :class:`~lagassign.kafka.offsets.OffsetsReader` of the leader's own, under a deadline;
    if that fails or runs out of time, log **one** warning and assign as if every lag were 0
    (the strategy then balances partition counts): a rebalance never fails because of lag;
-3. run the strategy and hand back partitions per member (:class:`LeaderAssignment`).
+3. run the strategy and hand back partitions per member (:class:`LeaderAssignment`); under the
+   cooperative protocol, without the partitions still held by another member
+   (:mod:`lagassign.strategies.cooperative`).
 
-It also holds the client-independent parts of the wire format: the connection settings of the
-Python clients turned into librdkafka properties for the reader (:func:`client_properties`) and
-the user data that carries a member's owned partitions and generation when the client's
-subscription has no fields for them (:func:`encode_user_data`).
+It also holds what both adapters take from the application: the group, the lag settings and
+the consumer's connection settings, turned into librdkafka properties for the reader
+(:class:`AssignorSettings`); and the client-independent parts of the wire format: the user data
+that carries a member's owned partitions and generation when the client's subscription has no
+fields for them (:func:`encode_user_data`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from lagassign.model import (
@@ -40,6 +44,7 @@ from lagassign.model import (
     java_order,
 )
 from lagassign.strategies import RebalanceProtocol, Strategy, create
+from lagassign.strategies.cooperative import assign_cooperatively, withholds_itself
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +85,8 @@ class LeaderAssignment:
     failed (every lag was taken as 0; ``error`` says why) and ``"unused"`` when the strategy
     does not read lag (or no subscribed topic has partitions). ``seconds`` is the time the
     whole assignment took, reading included; ``prefetched`` says the offsets (or the failure)
-    came from :meth:`GroupAssignor.prefetch`.
+    came from :meth:`GroupAssignor.prefetch`. ``withheld``: the partitions the cooperative
+    protocol held back this round because another member still holds them.
     """
 
     strategy: str
@@ -90,6 +96,8 @@ class LeaderAssignment:
     seconds: float
     error: str | None = None
     prefetched: bool = False
+    protocol: RebalanceProtocol = RebalanceProtocol.EAGER
+    withheld: tuple[TopicPartition, ...] = ()
 
     def partitions(self, member_id: str) -> tuple[TopicPartition, ...]:
         return self.assignment[member_id]
@@ -147,32 +155,79 @@ def fetch_within(
     return result[0]
 
 
-class GroupAssignor:
-    """One strategy, as the group leader runs it (see the module docstring).
+@dataclass(frozen=True)
+class AssignorSettings:
+    """What a lagassign assignor needs besides its strategy, whatever the client.
 
     ``offsets_config`` holds the client properties (``bootstrap.servers``, ``security.*``,
     ``sasl.*``, ``ssl.*``) of the leader's :class:`OffsetsReader`; ``fetch`` replaces the reader
-    altogether (tests). Neither is used by strategies that do not read lag.
+    altogether (tests, benchmarks). Neither is used by strategies that do not read lag.
+    ``auto_offset_reset`` should be the consumer's: it decides the lag of partitions without a
+    committed offset.
+    """
+
+    group_id: str
+    auto_offset_reset: str = "latest"
+    lag_timeout: float = DEFAULT_LAG_TIMEOUT
+    offsets_config: Mapping[str, str] = field(default_factory=dict)
+    fetch: OffsetsFetch | None = None
+
+    def __post_init__(self) -> None:
+        if self.lag_timeout <= 0:
+            raise ValueError(f"lag_timeout must be positive, got {self.lag_timeout}")
+        object.__setattr__(self, "offsets_config", MappingProxyType(dict(self.offsets_config)))
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        group_id: str,
+        auto_offset_reset: str = "latest",
+        lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+        offsets_config: Mapping[str, str] | None = None,
+        fetch: OffsetsFetch | None = None,
+        **connection: object,
+    ) -> AssignorSettings:
+        """The settings from the keyword arguments the adapters' ``assignor()`` takes.
+
+        ``connection``: the consumer's own connection settings, under the names
+        ``KafkaConsumer`` / ``AIOKafkaConsumer`` give them (:data:`CONNECTION_PROPERTIES`);
+        ``offsets_config``, librdkafka properties, applies on top. Unknown names raise
+        ``TypeError``, so a misspelt setting is not silently ignored.
+        """
+        return cls(
+            group_id,
+            auto_offset_reset,
+            lag_timeout,
+            client_properties(connection, offsets_config),
+            fetch,
+        )
+
+
+class GroupAssignor:
+    """One strategy, as the group leader runs it under one protocol (see the module docstring).
+
+    ``strategy`` must support ``protocol``. Under the cooperative protocol the leader gives a
+    member no partition that another member still holds
+    (:func:`~lagassign.strategies.cooperative.assign_cooperatively`).
     """
 
     def __init__(
         self,
         strategy: str | Strategy,
-        *,
-        group_id: str,
-        offsets_config: Mapping[str, str] | None = None,
-        auto_offset_reset: str = "latest",
-        lag_timeout: float = DEFAULT_LAG_TIMEOUT,
-        fetch: OffsetsFetch | None = None,
+        settings: AssignorSettings,
+        protocol: RebalanceProtocol = RebalanceProtocol.EAGER,
     ) -> None:
-        if lag_timeout <= 0:
-            raise ValueError(f"lag_timeout must be positive, got {lag_timeout}")
         self.strategy = create(strategy) if isinstance(strategy, str) else strategy
-        self.group_id = group_id
-        self.auto_offset_reset = auto_offset_reset
-        self.lag_timeout = lag_timeout
+        if protocol not in self.strategy.protocols:
+            raise ValueError(
+                f"strategy {self.strategy.name!r} does not support the {protocol.value} protocol"
+            )
+        self.settings = settings
+        self.protocol = protocol
+        fetch = settings.fetch
         if fetch is None:
-            config = dict(offsets_config or {})
+            config = dict(settings.offsets_config)
             if self.strategy.uses_lag and "bootstrap.servers" not in config:
                 raise ValueError(
                     f"strategy {self.strategy.name!r} reads lag: offsets_config needs "
@@ -188,15 +243,27 @@ class GroupAssignor:
         self._prefetched: _Prefetch | None = None
 
     @property
+    def group_id(self) -> str:
+        return self.settings.group_id
+
+    @property
+    def lag_timeout(self) -> float:
+        return self.settings.lag_timeout
+
+    @property
+    def sends_owned(self) -> bool:
+        """Whether members tell the leader what they own (see :func:`sends_owned`)."""
+        return sends_owned(self.strategy, self.protocol)
+
+    @property
     def name(self) -> str:
         return self.strategy.name
 
-    @property
-    def protocols(self) -> tuple[RebalanceProtocol, ...]:
-        return self.strategy.protocols
-
     def __repr__(self) -> str:
-        return f"GroupAssignor({self.name!r}, group_id={self.group_id!r})"
+        return (
+            f"GroupAssignor({self.name!r}, group_id={self.group_id!r}, "
+            f"protocol={self.protocol.value!r})"
+        )
 
     def prefetch(self, topics: Iterable[str]) -> None:
         """Reads the offsets of ``topics`` now, for the next :meth:`assign` to use.
@@ -269,21 +336,39 @@ class GroupAssignor:
                     len(subscriptions),
                 )
         group = build_group(
-            self.group_id, subscriptions, counts, offsets, auto_offset_reset=self.auto_offset_reset
+            self.group_id,
+            subscriptions,
+            counts,
+            offsets,
+            auto_offset_reset=self.settings.auto_offset_reset,
         )
-        assignment = self.strategy.assign(group)
+        if self.protocol is RebalanceProtocol.COOPERATIVE:
+            assignment = assign_cooperatively(self.strategy, group)
+            withheld = _unassigned(group, assignment)
+        else:
+            assignment, withheld = self.strategy.assign(group), ()
         seconds = time.monotonic() - started
         log.debug(
-            "lagassign: group %r, strategy %r, lag %s%s: %s (%.3f s)",
+            "lagassign: group %r, strategy %r (%s), lag %s%s: %s, withheld %s (%.3f s)",
             self.group_id,
             self.name,
+            self.protocol.value,
             lag,
             " (prefetched)" if used_prefetch and lag != "unused" else "",
             assignment.as_lists(),
+            [(tp.topic, tp.partition) for tp in withheld],
             seconds,
         )
         return LeaderAssignment(
-            self.name, group, assignment, lag, seconds, error, used_prefetch and lag != "unused"
+            self.name,
+            group,
+            assignment,
+            lag,
+            seconds,
+            error,
+            used_prefetch and lag != "unused",
+            self.protocol,
+            withheld,
         )
 
 
@@ -293,6 +378,13 @@ class _Prefetch:
     topics: frozenset[str]
     offsets: Mapping[TopicPartition, Offsets]
     error: str | None
+
+
+def _unassigned(group: Group, assignment: Assignment) -> tuple[TopicPartition, ...]:
+    """Partitions of subscribed topics that ``assignment`` gives to nobody."""
+    assigned = assignment.owners()
+    subscribed = {t for m in group.members for t in m.topics}
+    return tuple(p.tp for p in group.partitions() if p.topic in subscribed and p.tp not in assigned)
 
 
 def _partitions(
@@ -361,26 +453,25 @@ def _all_partitions(partitions: Mapping[str, Collection[int]]) -> Iterable[Topic
 def sends_owned(strategy: Strategy, protocol: RebalanceProtocol) -> bool:
     """Whether a member tells the leader the partitions it owns.
 
-    Always, except for a strategy that withholds partitions changing owner (cooperative-sticky)
-    run under the eager protocol: eager members revoke everything before they join, so, as in
-    Kafka, they own nothing; withheld partitions would otherwise stay unassigned, because only
-    the cooperative protocol rebalances again once their owner has revoked them.
+    Always, except for a strategy whose ``assign`` withholds partitions changing owner by
+    itself (cooperative-sticky) run under the eager protocol: eager members revoke everything
+    before they join, so, as in Kafka, they own nothing; withheld partitions would otherwise
+    stay unassigned, because only the cooperative protocol rebalances again once their owner
+    has revoked them. A sticky strategy that prefers eager (``sticky``, ``balanced``) keeps
+    what members owned under either protocol.
     """
-    return protocol is RebalanceProtocol.COOPERATIVE or (
-        RebalanceProtocol.COOPERATIVE not in strategy.protocols
-    )
+    return protocol is RebalanceProtocol.COOPERATIVE or not withholds_itself(strategy)
 
 
 def protocol_for(strategies: Sequence[Strategy]) -> RebalanceProtocol:
-    """The one protocol a consumer configured with these strategies runs: the cooperative one
-    if every strategy supports it, else the eager one (an error if some don't support eager)."""
-    common = set(RebalanceProtocol)
-    for s in strategies:
-        common &= set(s.protocols)
-    if RebalanceProtocol.COOPERATIVE in common:
-        return RebalanceProtocol.COOPERATIVE
-    if RebalanceProtocol.EAGER in common:
-        return RebalanceProtocol.EAGER
+    """The one protocol a consumer configured with these strategies runs: the first
+    strategy's most preferred protocol that every strategy supports (the first strategy is the
+    one the group uses once every member lists it)."""
+    if not strategies:
+        raise ValueError("no strategies")
+    for protocol in strategies[0].protocols:
+        if all(protocol in s.protocols for s in strategies):
+            return protocol
     raise ValueError(
         "strategies "
         + ", ".join(repr(s.name) for s in strategies)

@@ -44,10 +44,13 @@ deadline (``poll(timeout_ms=float("inf"))``) has none.
 
 Rebalance protocol: kafka-python 3 implements KIP-429, and a consumer runs the cooperative
 protocol when every one of its assignors supports it. An instance built here declares exactly
-one protocol: ``assignor("cooperative-sticky")`` the cooperative one, every other strategy, and
-every instance of a list from :func:`assignors` that mixes strategies, the eager one. Under the
-eager protocol ``cooperative-sticky`` sends no owned partitions (eager members revoke everything
-before they join, as in Kafka), so it withholds nothing.
+one protocol: the one asked for (``protocol=``), else the strategy's preferred one, and for a
+list from :func:`assignors` the first strategy's most preferred protocol that all of them
+support. ``cooperative-sticky`` prefers the cooperative protocol; ``balanced`` supports it and
+then withholds, for one round, every partition that another member still holds
+(:mod:`lagassign.strategies.cooperative`); the others are eager only. Under the eager protocol
+``cooperative-sticky`` sends no owned partitions (eager members revoke everything before they
+join, as in Kafka), so it withholds nothing.
 
 Member metadata is ``ConsumerProtocolSubscription`` version 3: topics, owned partitions,
 generation and ``client_rack``; the user data repeats owned partitions and generation in the
@@ -57,7 +60,7 @@ leader reads when the owned-partitions field is empty (members on aiokafka, Java
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from kafka.coordinator.assignors.abstract import (  # type: ignore[import-untyped]
@@ -72,19 +75,16 @@ from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
 )
 
 from lagassign.kafka.group import (
-    DEFAULT_LAG_TIMEOUT,
+    AssignorSettings,
     GroupAssignor,
     LeaderAssignment,
-    OffsetsFetch,
     Subscription,
-    client_properties,
     decode_user_data,
     encode_user_data,
     protocol_for,
-    sends_owned,
 )
 from lagassign.model import TopicPartition
-from lagassign.strategies import RebalanceProtocol, Strategy, create, names
+from lagassign.strategies import RebalanceProtocol, create, names
 
 __all__ = ["LagassignAssignor", "assignor", "assignors", "decode_subscription"]
 
@@ -104,18 +104,8 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     ``last_result`` holds what this member computed the last time it led the group.
     """
 
-    def __init__(
-        self,
-        glue: GroupAssignor,
-        protocol: RebalanceProtocol,
-        client_rack: str | None = None,
-    ) -> None:
-        if protocol not in glue.protocols:
-            raise ValueError(
-                f"strategy {glue.name!r} does not support the {protocol.value} protocol"
-            )
+    def __init__(self, glue: GroupAssignor, client_rack: str | None = None) -> None:
         self.glue = glue
-        self.protocol = protocol
         self.client_rack = client_rack or None
         self.last_result: LeaderAssignment | None = None
         self._owned: tuple[TopicPartition, ...] = ()
@@ -129,6 +119,10 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     @property
     def name(self) -> str:
         return self.glue.name
+
+    @property
+    def protocol(self) -> RebalanceProtocol:
+        return self.glue.protocol
 
     def __repr__(self) -> str:
         return f"LagassignAssignor({self.name!r}, {self.protocol.value})"
@@ -147,7 +141,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
         if self._led_last:
             self.glue.prefetch(topics | self._group_topics)
-        owned = self._owned if sends_owned(self.glue.strategy, self.protocol) else ()
+        owned = self._owned if self.glue.sends_owned else ()
         return encode_subscription(topics, owned, self._generation, self.client_rack)
 
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
@@ -235,87 +229,37 @@ def decode_subscription(
 def assignor(
     name: str,
     *,
-    group_id: str,
-    auto_offset_reset: str = "latest",
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
     protocol: RebalanceProtocol | str | None = None,
     client_rack: str | None = None,
-    offsets_config: Mapping[str, str] | None = None,
-    fetch: OffsetsFetch | None = None,
-    **connection: Any,
+    **settings: Any,
 ) -> LagassignAssignor:
     """A kafka-python assignor for the strategy ``name`` (a name of ``lagassign strategies``).
 
-    ``connection``: the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``,
-    ``sasl_*`` and ``ssl_*`` settings, for the leader's offsets reader (strategies that read
-    lag need ``bootstrap_servers``). ``auto_offset_reset`` should be the consumer's: it decides
-    the lag of partitions without a committed offset. ``protocol``: the strategy's preferred
-    one unless given.
+    ``settings``: ``group_id`` (required), ``auto_offset_reset`` (the consumer's: it decides
+    the lag of partitions without a committed offset), ``lag_timeout``, ``offsets_config`` and
+    the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``, ``sasl_*`` and
+    ``ssl_*`` settings for the leader's offsets reader (strategies that read lag need
+    ``bootstrap_servers``); see :meth:`~lagassign.kafka.group.AssignorSettings.of`.
+    ``protocol``: the strategy's preferred one unless given. ``client_rack``: the consumer's.
     """
     strategy = create(name)
     chosen = strategy.protocols[0] if protocol is None else RebalanceProtocol(protocol)
-    return _build(
-        strategy,
-        chosen,
-        group_id=group_id,
-        auto_offset_reset=auto_offset_reset,
-        lag_timeout=lag_timeout,
-        client_rack=client_rack,
-        offsets_config=offsets_config,
-        fetch=fetch,
-        connection=connection,
+    return LagassignAssignor(
+        GroupAssignor(strategy, AssignorSettings.of(**settings), chosen), client_rack
     )
 
 
 def assignors(
     strategies: Iterable[str] | None = None,
     *,
-    group_id: str,
-    auto_offset_reset: str = "latest",
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+    protocol: RebalanceProtocol | str | None = None,
     client_rack: str | None = None,
-    offsets_config: Mapping[str, str] | None = None,
-    fetch: OffsetsFetch | None = None,
-    **connection: Any,
+    **settings: Any,
 ) -> list[LagassignAssignor]:
     """Assignors for ``strategies`` (every registered strategy if None), in that order of
-    preference, all on the one protocol they have in common (see :func:`assignor`)."""
+    preference, all on one protocol: ``protocol``, else the first strategy's most preferred
+    protocol that every strategy supports (see :func:`assignor` for the other arguments)."""
     built = [create(n) for n in (names() if strategies is None else strategies)]
-    protocol = protocol_for(built)
-    return [
-        _build(
-            s,
-            protocol,
-            group_id=group_id,
-            auto_offset_reset=auto_offset_reset,
-            lag_timeout=lag_timeout,
-            client_rack=client_rack,
-            offsets_config=offsets_config,
-            fetch=fetch,
-            connection=connection,
-        )
-        for s in built
-    ]
-
-
-def _build(
-    strategy: Strategy,
-    protocol: RebalanceProtocol,
-    *,
-    group_id: str,
-    auto_offset_reset: str,
-    lag_timeout: float,
-    client_rack: str | None,
-    offsets_config: Mapping[str, str] | None,
-    fetch: OffsetsFetch | None,
-    connection: Mapping[str, Any],
-) -> LagassignAssignor:
-    glue = GroupAssignor(
-        strategy,
-        group_id=group_id,
-        offsets_config=client_properties(connection, offsets_config),
-        auto_offset_reset=auto_offset_reset,
-        lag_timeout=lag_timeout,
-        fetch=fetch,
-    )
-    return LagassignAssignor(glue, protocol, client_rack)
+    chosen = protocol_for(built) if protocol is None else RebalanceProtocol(protocol)
+    shared = AssignorSettings.of(**settings)
+    return [LagassignAssignor(GroupAssignor(s, shared, chosen), client_rack) for s in built]

@@ -56,7 +56,7 @@ from lagassign.lag import group_lags
 from lagassign.metrics import pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
 from lagassign.rates import drain_weights, has_rates
-from lagassign.strategies.base import Strategy, collector_paused
+from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
 from lagassign.strategies.registry import register
 
 #: sticky mode keeps partitions where they are while the largest member lag stays within this
@@ -655,6 +655,9 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
 @register
 class BalancedAssignor(Strategy):
     name = "balanced"
+    # Eager by default; under the cooperative protocol the adapters withhold what changes
+    # owner for a round (lagassign.strategies.cooperative), as Kafka's protocol requires.
+    protocols = (RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE)
     uses_lag = True
 
     def __init__(

@@ -1,0 +1,309 @@
+"""The development Kafka broker from Python, and the admin calls its users share.
+
+``scripts/kafka.sh`` runs the broker (docs/kafka.md): one JVM on 127.0.0.1, fresh storage in a
+run dir. :class:`DevBroker` runs that script for one run dir and reads the bootstrap address it
+prints. Two kinds of users share it: the session fixture of ``tests/kafka/conftest.py`` and
+the real-broker benchmarks (through ``bench/_broker.py``). So this module needs neither pytest
+nor lagassign, and failures raise :class:`BrokerError` for each user to report its own way.
+
+``LAGASSIGN_KAFKA_PARENT_PID`` is set to this process, so the broker's watchdog stops it even
+when this process is killed outright.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+KAFKA_SH = ROOT / "scripts" / "kafka.sh"
+#: the first start may fetch the jars from Maven Central; the broker's own start-up timeout is
+#: inside kafka.sh (LAGASSIGN_KAFKA_START_TIMEOUT, 120 s by default)
+START_TIMEOUT_S = 1200.0
+STOP_TIMEOUT_S = 120.0
+REQUEST_TIMEOUT_S = 60.0
+
+TP = tuple[str, int]
+
+
+class BrokerError(RuntimeError):
+    """The development broker, or a request to it, failed."""
+
+
+class DevBroker:
+    """``scripts/kafka.sh`` for the run dir ``run_dir``.
+
+    ``heap_opts`` overrides ``LAGASSIGN_KAFKA_HEAP_OPTS`` (default ``-Xms256m -Xmx768m``).
+    """
+
+    def __init__(self, run_dir: Path, heap_opts: str | None = None) -> None:
+        self.run_dir = run_dir
+        self.heap_opts = heap_opts
+        self.bootstrap = ""
+        self.started_seconds = 0.0
+        self.stopped_seconds = 0.0
+
+    def sh(self, cmd: str) -> subprocess.CompletedProcess[str]:
+        """``scripts/kafka.sh CMD`` (start, stop, status) for this run dir, output captured."""
+        env = {
+            **os.environ,
+            "LAGASSIGN_KAFKA_DIR": str(self.run_dir),
+            "LAGASSIGN_KAFKA_PARENT_PID": str(os.getpid()),
+        }
+        if self.heap_opts:
+            env["LAGASSIGN_KAFKA_HEAP_OPTS"] = self.heap_opts
+        timeout = START_TIMEOUT_S if cmd == "start" else STOP_TIMEOUT_S
+        try:
+            return subprocess.run(
+                ["bash", str(KAFKA_SH), cmd],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise BrokerError(
+                f"scripts/kafka.sh {cmd} did not finish within {timeout:.0f} s\n"
+                f"stderr:\n{exc.stderr!s}"
+            ) from exc
+
+    def start(self) -> str:
+        """Starts the broker; its ``127.0.0.1:PORT``. A failed start is stopped again."""
+        began = time.monotonic()
+        try:
+            done = self.sh("start")
+        except BaseException:
+            self.sh("stop")
+            raise
+        lines = done.stdout.strip().splitlines()
+        if done.returncode != 0 or not lines or not lines[-1].startswith("bootstrap="):
+            self.sh("stop")
+            # kafka.sh prints the log tail itself when the broker fails; not when, say, mvn does
+            tail = "" if "----- last " in done.stderr else self.log_tail()
+            raise BrokerError(
+                f"scripts/kafka.sh start failed (exit {done.returncode})\n"
+                f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}\n{tail}"
+            )
+        self.bootstrap = lines[-1].removeprefix("bootstrap=")
+        self.started_seconds = time.monotonic() - began
+        return self.bootstrap
+
+    def stop(self) -> None:
+        began = time.monotonic()
+        done = self.sh("stop")
+        self.stopped_seconds = time.monotonic() - began
+        if done.returncode != 0:
+            raise BrokerError(
+                f"scripts/kafka.sh stop failed (exit {done.returncode})\n{done.stderr}"
+            )
+
+    def log_tail(self, lines: int = 60) -> str:
+        parts = []
+        for name in ("logs/server.log", "logs/console.out", "format.log"):
+            path = self.run_dir / name
+            if path.is_file():
+                tail = path.read_text(errors="replace").splitlines()[-lines:]
+                parts.append(f"----- last {len(tail)} lines of {path} -----\n" + "\n".join(tail))
+        return "\n".join(parts) or f"(no log files in {self.run_dir})"
+
+    def pid(self) -> int | None:
+        try:
+            return int((self.run_dir / "kafka.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def rss_mib(self) -> float | None:
+        """The broker JVM's resident memory now, in MiB."""
+        status = self._proc("status")
+        for line in (status or "").splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return None
+
+    def cpu_seconds(self) -> float | None:
+        """The broker JVM's user + system CPU time so far."""
+        stat = self._proc("stat")
+        if stat is None:
+            return None
+        # the fields after the command name, which may hold spaces, in parentheses
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def _proc(self, name: str) -> str | None:
+        """``/proc/PID/NAME`` of the broker JVM, if it runs."""
+        pid = self.pid()
+        if pid is None:
+            return None
+        try:
+            return Path(f"/proc/{pid}/{name}").read_text()
+        except OSError:
+            return None
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, then closed: connections are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- admin calls ----------------------------------------------------------------------------
+
+
+def admin_client(bootstrap: str) -> Any:
+    """An AdminClient whose librdkafka log lines are dropped: when a run is interrupted, one
+    still alive would otherwise print a line a second once the broker is gone."""
+    from confluent_kafka.admin import AdminClient
+
+    quiet = logging.getLogger("tests.kafka.broker.librdkafka")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    return AdminClient({"bootstrap.servers": bootstrap}, logger=quiet)
+
+
+def create_topics(admin: Any, partitions: Mapping[str, int]) -> None:
+    """Creates the topics (replication factor 1), one request each, and waits for them."""
+    from confluent_kafka.admin import NewTopic
+
+    for topic, count in partitions.items():
+        futures = admin.create_topics(
+            [NewTopic(topic, num_partitions=count, replication_factor=1)],
+            request_timeout=REQUEST_TIMEOUT_S,
+            operation_timeout=REQUEST_TIMEOUT_S,
+        )
+        for future in futures.values():
+            future.result(timeout=REQUEST_TIMEOUT_S)
+
+
+def wait_leaders(admin: Any, partitions: Mapping[str, int], timeout: float = 300.0) -> float:
+    """Waits until every partition of the topics has a leader; returns the seconds waited."""
+    from confluent_kafka import TopicCollection
+
+    began = time.monotonic()
+    while True:
+        futures = admin.describe_topics(
+            TopicCollection(list(partitions)), request_timeout=REQUEST_TIMEOUT_S
+        )
+        ready = 0
+        for topic, future in futures.items():
+            try:
+                described = future.result(timeout=REQUEST_TIMEOUT_S)
+            except Exception:
+                continue
+            if len(described.partitions) == partitions[topic] and all(
+                p.leader is not None and p.leader.id >= 0 for p in described.partitions
+            ):
+                ready += 1
+        if ready == len(partitions):
+            return time.monotonic() - began
+        if time.monotonic() - began > timeout:
+            raise BrokerError(f"partitions without a leader after {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+def numbered(_topic: str, _partition: int, i: int) -> bytes:
+    """The default record value: its number in the partition, 16 bytes."""
+    return f"{i:016d}".encode()
+
+
+def produce(
+    bootstrap: str,
+    counts: Mapping[TP, int],
+    *,
+    value: Callable[[str, int, int], bytes] = numbered,
+    config: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+) -> None:
+    """``counts[(topic, partition)]`` records into each partition, each ``value(topic,
+    partition, i)``; waits until all are delivered. ``config``: producer properties on top of
+    ``acks=all``, ``linger.ms=20``."""
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+
+    def on_delivery(err: Any, _msg: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20, **(config or {})}
+    )
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for (topic, partition), n in counts.items():
+        by_topic.setdefault(topic, []).append((partition, n))
+    # a topic at a time: a request for every partition of thousands at once overwhelms the one
+    # broker; a full local queue waits for deliveries
+    for topic, partitions in by_topic.items():
+        for partition, n in partitions:
+            for i in range(n):
+                while True:
+                    try:
+                        producer.produce(
+                            topic,
+                            value(topic, partition, i),
+                            partition=partition,
+                            on_delivery=on_delivery,
+                        )
+                        break
+                    except BufferError:
+                        producer.poll(0.1)
+            producer.poll(0)
+        if producer.flush(timeout) != 0:
+            raise BrokerError(f"produce to {topic}: not delivered within {timeout:.0f} s")
+    if errors:
+        raise BrokerError(f"produce failed: {errors[:3]}")
+
+
+def commit(bootstrap: str, group: str, offsets: Mapping[TP, int]) -> None:
+    """Commits ``offsets`` for ``group`` from a consumer that never joins the group."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        result = consumer.commit(
+            offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
+            asynchronous=False,
+        )
+        failed = [tp for tp in result or () if tp.error is not None]
+        if result is None or failed:
+            raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
+    finally:
+        consumer.close()
+
+
+def committed_offsets(admin: Any, group: str) -> dict[TP, int]:
+    """The group's committed offsets (partitions without one are left out)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions
+
+    futures = admin.list_consumer_group_offsets(
+        [ConsumerGroupTopicPartitions(group)], request_timeout=REQUEST_TIMEOUT_S
+    )
+    result = futures[group].result(timeout=REQUEST_TIMEOUT_S)
+    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+
+def end_offsets(admin: Any, partitions: Mapping[str, int]) -> dict[TP, int]:
+    """The log end offset (high watermark) of every partition of the topics."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    request = {
+        TopicPartition(t, p): OffsetSpec.latest() for t, n in partitions.items() for p in range(n)
+    }
+    futures = admin.list_offsets(request, request_timeout=REQUEST_TIMEOUT_S)
+    return {
+        (tp.topic, tp.partition): future.result(timeout=REQUEST_TIMEOUT_S).offset
+        for tp, future in futures.items()
+    }
