@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the main job: every strategy side by side on the embedded
-# sample (seed 002's kafka-consumer-groups --describe tables), with a chart in out/plan.png.
+# Sets everything up, then runs the main job: the PySpark pipeline on the embedded sample fleet
+# (300 generated groups and seed 002's two describe tables), every strategy on every group.
+# Writes the Parquet tables, report.html and its charts to out/fleet; extra arguments go to
+# `lagassign pipeline` (say, --strategies lag,balanced or --master URL).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
-mkdir -p out
-.venv/bin/lagassign plan --sample --plot out/plan.png "$@"
+.venv/bin/lagassign pipeline --sample --out out/fleet "$@"

@@ -147,3 +147,29 @@ def test_plan_unknown_group_and_strategy_are_exit_2():
 def test_unwritable_plot_is_exit_2():
     out = lagassign("plan", "--sample", "--plot", "/nonexistent/dir/p.png")
     assert out.returncode == 2 and "--plot: cannot write" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "--sample", "--strategies", " , "], "--strategies: name at least one strategy"),
+        (["simulate", "--strategies", ","], "--strategies: name at least one strategy"),
+        (["assign", "--strategy", "nope", "--sample"], "--strategy: unknown strategy 'nope'"),
+        (["plan", "--sample", "--timeout", "0"], "argument --timeout: must be positive, got 0"),
+        (["plan", "--sample", "--timeout", "nan"], "argument --timeout: must be positive"),
+        (["plan", "--sample", "--timeout", "10s"], "argument --timeout: not a number of seconds"),
+    ],
+)
+def test_bad_flags_name_the_flag_in_one_line(args, message):
+    out = lagassign(*args)
+    assert out.returncode == 2
+    (error,) = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert message in error
+
+
+def test_shared_argument_types_accept_what_they_should():
+    from lagassign.arguments import positive_int, positive_seconds, strategy_list
+
+    assert positive_seconds("2.5") == 2.5
+    assert positive_int("8") == 8
+    assert strategy_list(" balanced, lag ,") == ["balanced", "lag"]

@@ -1,13 +1,24 @@
-"""Rates from offset samples, the drain horizon, and rate-aware `balanced`."""
+"""Rates from offset samples, the drain horizon, catch-up time, and rate-aware `balanced`."""
 
 import pytest
 
 from lagassign.lag import group_lags
-from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
+from lagassign.model import (
+    Assignment,
+    Group,
+    Member,
+    ModelError,
+    Offsets,
+    Partition,
+    Topic,
+    TopicPartition,
+)
 from lagassign.rates import (
     DEFAULT_HORIZON,
     MAX_HORIZON,
+    catch_up_seconds,
     drain_horizon,
+    drain_seconds,
     drain_weights,
     measure_rates,
 )
@@ -16,8 +27,13 @@ from tests.builders import partitions_of
 
 
 def sampled(ends: list[int], committed: list[int | None]) -> Group:
-    t = Topic("t", tuple(Partition("t", i, offsets=Offsets(0, e, c))
-                         for i, (e, c) in enumerate(zip(ends, committed, strict=True))))
+    t = Topic(
+        "t",
+        tuple(
+            Partition("t", i, offsets=Offsets(0, e, c))
+            for i, (e, c) in enumerate(zip(ends, committed, strict=True))
+        ),
+    )
     return Group.of([t], [Member("a", frozenset({"t"}))], auto_offset_reset="earliest")
 
 
@@ -37,8 +53,13 @@ def test_samples_must_be_apart():
 
 
 def rated(lags: list[int], rate_in: list[float], rate_out: list[float | None]) -> Group:
-    t = Topic("t", tuple(Partition("t", i, lag=lag, rate_in=r, rate_out=o)
-                         for i, (lag, r, o) in enumerate(zip(lags, rate_in, rate_out, strict=True))))
+    t = Topic(
+        "t",
+        tuple(
+            Partition("t", i, lag=lag, rate_in=r, rate_out=o)
+            for i, (lag, r, o) in enumerate(zip(lags, rate_in, rate_out, strict=True))
+        ),
+    )
     return Group.of([t], [Member("a", frozenset({"t"})), Member("b", frozenset({"t"}))])
 
 
@@ -53,10 +74,42 @@ def test_horizon_without_consume_rates_and_when_falling_behind():
     assert drain_horizon(behind, group_lags(behind)) == MAX_HORIZON
 
 
+def test_drain_seconds_counts_only_the_spare_rate():
+    assert drain_seconds(1000, consume_rate=40, produce_rate=10) == pytest.approx(1000 / 30)
+    assert drain_seconds(0, consume_rate=40, produce_rate=10) == 0
+    assert drain_seconds(1, consume_rate=40, produce_rate=40) == float("inf")
+
+
+def test_catch_up_is_the_slowest_members_time_on_an_even_share():
+    # the worked example of catch_up_seconds' docstring: a and b read 80 msg/s, 40 each
+    g = rated([1000, 0], [10, 30], [40, 40])
+    t0, t1 = (p.tp for p in g.partitions())
+    split = Assignment.build(g.members, {"a": [t0], "b": [t1]})
+    assert catch_up_seconds(g, split, group_lags(g)) == pytest.approx(1000 / 30)
+    both = Assignment.build(g.members, {"a": [t0, t1]})  # 40 msg/s in on a 40 msg/s share
+    assert catch_up_seconds(g, both, group_lags(g)) == float("inf")
+
+
+def test_catch_up_without_consume_rates_or_members_is_unknown():
+    g = rated([5, 5], [1, 1], [None, None])
+    assert catch_up_seconds(g, Assignment.build(g.members, {}), group_lags(g)) is None
+    t = g.topics["t"]
+    alone = Group.of([t], [])
+    assert catch_up_seconds(alone, Assignment.build((), {}), group_lags(alone)) is None
+
+
+def test_catch_up_with_nothing_to_read_is_immediate():
+    g = rated([0, 0], [50, 50], [10, 10])  # far behind on rates, but no backlog yet
+    assigned = Assignment.build(g.members, {"a": [p.tp for p in g.partitions()]})
+    assert catch_up_seconds(g, assigned, group_lags(g)) == 0
+
+
 def test_weights_add_what_producers_write_over_the_horizon():
     g = rated([600, 400], [1, 1], [6, 6])
-    assert drain_weights(g, group_lags(g)) == {TopicPartition("t", 0): 700.0,
-                                               TopicPartition("t", 1): 500.0}
+    assert drain_weights(g, group_lags(g)) == {
+        TopicPartition("t", 0): 700.0,
+        TopicPartition("t", 1): 500.0,
+    }
 
 
 def test_rate_aware_balanced_pairs_the_busy_partition_with_a_light_one():

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from lagassign import __version__
+from lagassign.arguments import DEFAULT_TIMEOUT_S, positive_seconds, strategy_list, strategy_name
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.group_file import load_group
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 EXIT_BAD_INPUT = 2
 #: the cluster could not be read (unreachable, timed out, refused): not the input's fault
 EXIT_RUNTIME = 1
-DEFAULT_TIMEOUT_S = 10.0
 
 
 class CliError(Exception):
@@ -43,25 +43,6 @@ def sample_describe_file() -> Path:
     return Path(str(resources.files("lagassign") / "data" / "seed002-describe.txt"))
 
 
-def _strategy_list(text: str) -> list[str]:
-    chosen = [s.strip() for s in text.split(",") if s.strip()]
-    known = names()
-    for name in chosen:
-        if name not in known:
-            raise CliError(f"--strategies: {UnknownStrategy(name)}")
-    return chosen
-
-
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
 def _add_live(parser: argparse.ArgumentParser) -> None:
     """--command-config and --timeout, for commands that read a live cluster."""
     parser.add_argument(
@@ -71,7 +52,7 @@ def _add_live(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_timeout,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help="seconds for reading the cluster, all requests together "
@@ -265,8 +246,7 @@ def _assign_json(gp: GroupPlans) -> dict[str, Any]:
 
 
 def _run_assign(args: argparse.Namespace, console: Console) -> None:
-    if args.strategy not in names():
-        raise CliError(f"--strategy: {UnknownStrategy(args.strategy)}")
+    strategy_name(args.strategy)
     groups = _load_groups(args)
     if len(groups) > 1:
         raise CliError(f"the input holds {len(groups)} groups; choose one with --group")
@@ -305,7 +285,7 @@ def _plan_json(gp: GroupPlans) -> dict[str, Any]:
 
 
 def _run_plan(args: argparse.Namespace, console: Console) -> None:
-    strategies = _strategy_list(args.strategies) if args.strategies is not None else None
+    strategies = strategy_list(args.strategies) if args.strategies is not None else None
     groups = [plan_group(g, strategies) for g in _load_groups(args)]
     if args.format == "json":
         print(json.dumps([_plan_json(gp) for gp in groups]))
@@ -344,9 +324,7 @@ def _load_scenario(path: str) -> Scenario:
 def _run_simulate(args: argparse.Namespace, console: Console) -> None:
     from lagassign.simulate import default_scenario, simulate
 
-    strategies = _strategy_list(args.strategies) if args.strategies is not None else None
-    if strategies == []:
-        raise CliError("--strategies: name at least one strategy")
+    strategies = strategy_list(args.strategies) if args.strategies is not None else None
     scenario = _load_scenario(args.scenario) if args.scenario else default_scenario()
     result = simulate(scenario, strategies)
     from lagassign.report.simulation import rebalances_table, simulation_json, summary_table

@@ -26,9 +26,9 @@ from lagassign import cli
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.lag import lag_from_offsets
-from lagassign.model import Assignment, Group, Member, Offsets, Partition, Topic
+from lagassign.model import Group, Member, Offsets, Partition, Topic
 from lagassign.plan import plan_group
-from lagassign.spark.groups import build_group, catch_up_seconds
+from lagassign.spark.groups import build_group
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import run
@@ -367,27 +367,6 @@ def test_group_rows_round_trip() -> None:
         assert plan_group(rebuilt).lags == plan_group(group).lags
 
 
-def test_catch_up_seconds() -> None:
-    topic = Topic(
-        "t",
-        (
-            Partition("t", 0, lag=1000, rate_in=10.0, rate_out=40.0),
-            Partition("t", 1, lag=0, rate_in=30.0, rate_out=40.0),
-        ),
-    )
-    group = Group.of([topic], [Member("a", frozenset({"t"})), Member("b", frozenset({"t"}))])
-    lags = {p.tp: p.lag or 0 for p in topic.partitions}
-    # each member gets 40 msg/s of the group's 80; a has 10 msg/s coming in: 1000 / 30 s
-    split = Assignment.build(
-        group.members, {"a": [topic.partitions[0].tp], "b": [topic.partitions[1].tp]}
-    )
-    assert catch_up_seconds(group, split, lags) == pytest.approx(1000 / 30)
-    both = Assignment.build(group.members, {"a": [p.tp for p in topic.partitions]})
-    assert catch_up_seconds(group, both, lags) == float("inf")  # 40 in, 40 share
-    unknown = Group.of([Topic("t", (Partition("t", 0, lag=5),))], group.members)
-    assert catch_up_seconds(unknown, split, {Partition("t", 0).tp: 5}) is None
-
-
 # ------------------------------------------------------------------------------------------------
 # bad input: one line naming the file, the row and the column
 
@@ -603,6 +582,7 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         (["--sample", "--timeout", "3"], "--timeout: only with --bootstrap-server"),
         (["--sample", "--auto-offset-reset", "earliest"], "--auto-offset-reset: only with"),
         (["--sample", "--strategies", "lag,nope"], "--strategies: unknown strategy 'nope'"),
+        (["--sample", "--strategies", ","], "--strategies: name at least one strategy"),
         (["--sample", "--groups", "("], "--groups: not a regular expression"),
     ],
 )

@@ -3,7 +3,8 @@
 Pure Python and pyarrow: the pipeline calls :func:`plan_rows` on its executors once per group
 (``groupBy("group").applyInArrow``), and the benchmark's plain loop calls it directly. Lag comes
 from :func:`lagassign.lag.group_lags`, the plans and their metrics from
-:func:`lagassign.plan.plan_group`: nothing here assigns a partition or computes a lag.
+:func:`lagassign.plan.plan_group`, each plan's predicted catch-up time from
+:func:`lagassign.rates.catch_up_seconds`: nothing here assigns a partition or computes a lag.
 
 The rows of a group make the model group this way: its members are the distinct non-null
 ``member_id``\\ s, each owning the partitions of its rows; a member subscribes its ``subscribed``
@@ -14,7 +15,6 @@ group's (null means "latest"). Rows that disagree about a group or a member rais
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +24,6 @@ import pyarrow as pa
 from lagassign.formats.errors import InputError
 from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import (
-    Assignment,
     Group,
     Member,
     ModelError,
@@ -35,6 +34,7 @@ from lagassign.model import (
     java_order,
 )
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
+from lagassign.rates import catch_up_seconds
 from lagassign.spark.schema import RESULT_SCHEMA
 from lagassign.spark.snapshot import place
 
@@ -161,39 +161,6 @@ def _partition(row: Row, topic: str, number: int) -> Partition:
 
 
 # ------------------------------------------------------------------------------------------------
-# predicted catch-up time
-
-
-def catch_up_seconds(
-    group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
-) -> float | None:
-    """Seconds until every member of ``assignment`` has read its backlog, when rates are known.
-
-    The group's measured consume rate (the sum of its partitions' ``rate_out``) is shared evenly
-    by its members (members are alike); each member also has to keep up with what is produced
-    to its partitions (their ``rate_in``). A member drains in ``lag ÷ (share − produce rate)``
-    seconds; the plan's time is its slowest member's, ``inf`` when a member with a backlog
-    cannot keep up. None when no consume rate is known. For one member this is
-    :func:`lagassign.rates.drain_horizon` without its cap.
-    """
-    consumed = [p.rate_out for p in group.partitions() if p.rate_out is not None]
-    if not consumed or not group.members:
-        return None
-    share = sum(consumed) / len(group.members)
-    slowest = 0.0
-    for tps in assignment.partitions.values():
-        backlog = sum(lags[tp] for tp in tps)
-        if backlog == 0:
-            continue
-        produced = sum(group.partition(tp).rate_in or 0.0 for tp in tps)
-        spare = share - produced
-        if spare <= 0:
-            return math.inf
-        slowest = max(slowest, backlog / spare)
-    return slowest
-
-
-# ------------------------------------------------------------------------------------------------
 # plans -> result rows
 
 
@@ -297,4 +264,4 @@ def plan_rows(
     return results
 
 
-__all__ = ["CURRENT", "Results", "build_group", "catch_up_seconds", "plan_rows"]
+__all__ = ["CURRENT", "Results", "build_group", "plan_rows"]

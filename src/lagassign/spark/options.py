@@ -12,10 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lagassign.arguments import DEFAULT_TIMEOUT_S, positive_int, positive_seconds, strategy_list
 from lagassign.formats.errors import InputError
-from lagassign.strategies import UnknownStrategy, names
-
-DEFAULT_TIMEOUT_S = 10.0
+from lagassign.strategies import names
 
 
 @dataclass(frozen=True)
@@ -58,26 +57,6 @@ class PipelineOptions:
 
     def strategy_names(self) -> list[str]:
         return list(self.strategies) if self.strategies is not None else names()
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=None,
         metavar="S",
         help=f"with --bootstrap-server: seconds for reading one group "
@@ -154,7 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--partitions",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="tasks for planning the groups (default: 4 per core)",
     )
@@ -184,14 +163,7 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
             re.compile(args.groups)
         except re.error as e:
             raise InputError("--groups", f"not a regular expression: {e}") from None
-    strategies = None
-    if args.strategies is not None:
-        strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
-        if not strategies:
-            raise InputError("--strategies", "no strategy named")
-        for name in strategies:
-            if name not in names():
-                raise InputError("--strategies", str(UnknownStrategy(name)))
+    strategies = None if args.strategies is None else tuple(strategy_list(args.strategies))
     conf = []
     for item in args.conf:
         key, sep, value = item.partition("=")

@@ -1,0 +1,60 @@
+"""Argument types shared by the ``lagassign`` commands and the pipeline's flags.
+
+Every error names its flag in one line. The ``type=`` functions raise
+:class:`argparse.ArgumentTypeError`, which argparse prints as ``argument --flag: ...``. Strategy
+names are checked after parsing instead: their error is an :class:`InputError`, so it reaches
+the user as the same ``lagassign: error: --strategies: ...`` line as any other bad input, and
+the pipeline reports it before starting Spark.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from lagassign.formats.errors import InputError
+from lagassign.strategies import UnknownStrategy, names
+
+#: the default of ``--timeout``, wherever the cluster is read live
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def positive_seconds(text: str) -> float:
+    """A duration such as ``--timeout 2.5``: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    # `not value > 0` rather than `value <= 0`: NaN compares false both ways and must fail
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count such as ``--partitions 8``: a whole number, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def strategy_name(name: str, flag: str = "--strategy") -> str:
+    """``name`` when a strategy is registered under it; else an error naming ``flag``."""
+    if name not in names():
+        raise InputError(flag, str(UnknownStrategy(name)))
+    return name
+
+
+def strategy_list(text: str, flag: str = "--strategies") -> list[str]:
+    """Registered strategy names separated by commas (``lag, balanced``), in the given order.
+
+    An empty list is an error rather than "plan with nothing": every command that takes the
+    flag means "these strategies instead of all of them", and leaving the flag out says "all".
+    """
+    chosen = [strategy_name(s.strip(), flag) for s in text.split(",") if s.strip()]
+    if not chosen:
+        raise InputError(flag, "name at least one strategy")
+    return chosen
