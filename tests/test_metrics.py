@@ -5,6 +5,7 @@ import pytest
 from lagassign.lag import group_lags
 from lagassign.metrics import evaluate, lower_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition
+from lagassign.strategies import create
 from tests.builders import lag_topic, tps
 
 
@@ -57,3 +58,33 @@ def test_zero_lag_group_is_perfectly_balanced():
     g = Group.of([lag_topic("t", [0, 0])], [Member("a", frozenset({"t"}))])
     m = evaluate(g, Assignment({"a": tuple(tps("t-0", "t-1"))}), group_lags(g))
     assert m.imbalance == 1.0
+
+
+def test_lower_bound_counts_what_only_some_members_may_read():
+    """The metrics docstring's example: consumer-1 alone reads t0, so it carries at least t0's
+    lag however the others share t1 (the sample fleet's group mixed-subscriptions-035 is like
+    this, and against the mean it looked 3.8× worse than any assignment can be)."""
+    lags = {TopicPartition("t0", 0): 100_000, TopicPartition("t0", 1): 66_000}
+    lags |= {TopicPartition("t1", p): 1_500 for p in range(4)}
+    readers = {"t0": ["consumer-1"], "t1": ["consumer-1", "c2", "c3", "c4"]}
+    assert lower_bound(lags, 4) == 100_000  # the largest partition
+    assert lower_bound(lags, 4, readers) == 166_000
+
+    # a and b share t0 and t1 between them, c reads only t2: (160,000 + 6,000) ÷ 2
+    lags = {TopicPartition("t0", p): 40_000 for p in range(4)}
+    lags |= {TopicPartition("t1", p): 1_500 for p in range(4)} | {TopicPartition("t2", 0): 10}
+    readers = {"t0": ["a", "b"], "t1": ["a", "b"], "t2": ["c"]}
+    assert lower_bound(lags, 3) == pytest.approx(166_010 / 3)
+    assert lower_bound(lags, 3, readers) == 83_000
+
+
+def test_evaluate_uses_the_subscriptions():
+    g = Group.of(
+        [lag_topic("t0", [100_000, 66_000]), lag_topic("t1", [1_500] * 4)],
+        [Member("consumer-1", frozenset({"t0", "t1"}))]
+        + [Member(f"c{i}", frozenset({"t1"})) for i in (2, 3, 4)],
+    )
+    best = create("balanced").assign(g)
+    metrics = evaluate(g, best, group_lags(g))
+    # consumer-1 must also take one of t1's four partitions (one each): 167,500 is the best
+    assert metrics.lower_bound == 166_000 and metrics.max_member_lag == 167_500

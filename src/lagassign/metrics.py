@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -20,7 +20,7 @@ class MemberLoad:
 class AssignmentMetrics:
     members: tuple[MemberLoad, ...]
     total_lag: int
-    #: max(total lag / members, largest partition lag): no assignment can do better
+    #: no assignment can give its largest member less (:func:`lower_bound`)
     lower_bound: float
     #: partitions that had an owner and are not kept by it
     moves: int
@@ -55,10 +55,37 @@ def member_loads(
     )
 
 
-def lower_bound(lags: Mapping[TopicPartition, int], members: int) -> float:
+def lower_bound(
+    lags: Mapping[TopicPartition, float],
+    members: int,
+    subscribers: Mapping[str, Collection[object]] | None = None,
+) -> float:
+    """No assignment can give its most loaded member less than this: the mean member lag, the
+    largest partition lag and, with ``subscribers`` (topic -> the members subscribing it), the
+    share of each set of readers. Whatever is read only by members of a set S must go to them,
+    so some member of S carries at least the lag of those topics ÷ |S|.
+
+    Example: consumer-1 alone reads t0 (lag 166,000); it and three others read t1 (lag
+    6,000). The mean is 43,000 but consumer-1 cannot carry less than 166,000: that is the
+    bound, and an imbalance against it says what a better assignment could still gain.
+    """
     if members == 0:
         return 0.0
-    return max(sum(lags.values()) / members, max(lags.values(), default=0))
+    bound = max(sum(lags.values()) / members, max(lags.values(), default=0))
+    if subscribers:
+        by_topic: dict[str, float] = {}
+        for tp, lag in lags.items():
+            by_topic[tp.topic] = by_topic.get(tp.topic, 0) + lag
+        # topics grouped by their set of readers: few sets, however many topics
+        by_readers: dict[frozenset[object], float] = {}
+        for topic, lag in by_topic.items():
+            readers = frozenset(subscribers.get(topic, ()))
+            if readers:
+                by_readers[readers] = by_readers.get(readers, 0) + lag
+        for readers in by_readers:
+            only_theirs = sum(lag for other, lag in by_readers.items() if other <= readers)
+            bound = max(bound, only_theirs / len(readers))
+    return bound
 
 
 def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0) -> float:
@@ -96,13 +123,16 @@ def evaluate(
     group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
 ) -> AssignmentMetrics:
     """Metrics of ``assignment`` for ``group``; ``lags`` from :func:`lagassign.lag.group_lags`."""
-    subscribed = {t for m in group.members for t in m.topics}
-    in_scope = {tp: lag for tp, lag in lags.items() if tp.topic in subscribed}
+    readers: dict[str, list[str]] = {}
+    for m in group.members:
+        for t in m.topics:
+            readers.setdefault(t, []).append(m.id)
+    in_scope = {tp: lag for tp, lag in lags.items() if tp.topic in readers}
     assigned = assignment.owners()
     return AssignmentMetrics(
         members=member_loads(assignment, lags),
         total_lag=sum(in_scope.values()),
-        lower_bound=lower_bound(in_scope, len(group.members)),
+        lower_bound=lower_bound(in_scope, len(group.members), readers),
         moves=moves(group, assignment),
         unassigned=sum(1 for tp in in_scope if tp not in assigned),
     )

@@ -414,9 +414,11 @@ def write_report(
     parts.append("<h2>Imbalance across the fleet</h2>")
     parts.append(
         "<p class='note'>Imbalance is the largest member lag divided by the lower bound "
-        "max(total lag ÷ members, largest partition lag): 1× is as good as any assignment can "
-        f"be. Groups without members or lag are left out. Optimal: within {NEAR:.0%} of the "
-        "bound. Moves: partitions that leave their current owner, summed over the fleet.</p>"
+        "(the largest of: total lag ÷ members, the largest partition lag, and for each set of "
+        "members the lag of the topics only they read ÷ their number): 1× is as good as any "
+        "assignment can be. Groups without members or lag are left out. Optimal: within "
+        f"{NEAR:.0%} of the bound. Moves: partitions that leave their current owner, summed "
+        "over the fleet.</p>"
     )
     parts.append(
         _table(

@@ -57,7 +57,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from lagassign.lag import group_lags
-from lagassign.metrics import pigeonhole_bound
+from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
 from lagassign.rates import drain_weights, has_rates
 from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
@@ -615,6 +615,11 @@ def balance(
     bound = pigeonhole_bound(
         (w for t in topics for w, _ in t.partitions), len(group.members), floor
     )
+    if not _identical_subscriptions(group.members):
+        # members that alone read some topics must carry them, whatever the others do
+        readers = {t.name: t.subscribers for t in topics}
+        subscribed = {tp: w for t in topics for w, tp in t.partitions}
+        bound = max(bound, lower_bound(subscribed, len(group.members), readers))
     best: _State | None = None
     for construct in constructions:
         # Different starting points reach different local optima; keep the best.
