@@ -36,7 +36,8 @@ With ``sticky`` (default) and owned partitions, it starts from what members own 
 what they may not keep: partitions of topics they no longer subscribe, partitions claimed
 twice in one generation or from a stale one, and what exceeds their quota), and moves a
 partition only when that lowers the largest member lag by more than ``tolerance`` (relative,
-default 2%) compared with staying; the moves are reported by the metrics.
+default 5%) compared with staying; the moves are reported by the metrics. When it does move,
+the fresh assignment's holdings go, whole, to the members owning most of them.
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from lagassign.lag import group_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
@@ -655,26 +653,34 @@ def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartitio
     bipartite matching, SciPy's ``linear_sum_assignment``) keeps the moves down when staying
     put was not good enough. Only members with something to keep enter the matching.
     """
+    # imported here: NumPy and SciPy take a while to load, and most assignments never get here
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
     alike: dict[frozenset[str], list[int]] = {}
     for i, member in enumerate(group.members):
         alike.setdefault(member.topics, []).append(i)
-    kept: Counter[tuple[int, int]] = Counter()  # (holder, owner) -> partitions in common
+    kind = [0] * len(group.members)  # members of one kind subscribe the same topics
+    for k, members in enumerate(alike.values()):
+        for m in members:
+            kind[m] = k
+    # per kind: (holder, owner) -> partitions the holder holds that the owner owns
+    kept: list[Counter[tuple[int, int]]] = [Counter() for _ in alike]
     for (_, m), items in state.held.items():
         for _, tp in items:
             owner = owners.get(tp)
-            if owner is not None and group.members[owner].topics == group.members[m].topics:
-                kept[(m, owner)] += 1
+            if owner is not None and kind[owner] == kind[m]:
+                kept[kind[m]][(m, owner)] += 1
     to = list(range(len(group.members)))
-    for members in alike.values():
-        holders = sorted({m for m, o in kept if m in members})
-        owning = sorted({o for m, o in kept if m in members})
-        if not holders:
+    for members, pairs in zip(alike.values(), kept, strict=True):
+        if not pairs:
             continue
+        holders = sorted({m for m, _ in pairs})
+        owning = sorted({o for _, o in pairs})
         row, col = {m: i for i, m in enumerate(holders)}, {o: j for j, o in enumerate(owning)}
         common = np.zeros((len(holders), len(owning)))
-        for (m, o), n in kept.items():
-            if m in row:
-                common[row[m], col[o]] = n
+        for (m, o), n in pairs.items():
+            common[row[m], col[o]] = n
         rows, cols = linear_sum_assignment(common, maximize=True)
         matched = {holders[r]: owning[c] for r, c in zip(rows, cols, strict=True)}
         # The others stay where nobody was matched to, else take the places left over.
