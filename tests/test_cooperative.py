@@ -1,31 +1,48 @@
-"""The cooperative protocol's withholding (lagassign.strategies.cooperative), on random groups."""
+"""The cooperative protocol's withholding (lagassign.strategies.cooperative), on random groups.
+
+The safety check is an oracle of its own, not the code's rule: Kafka's
+``ConsumerCoordinator.validateCooperativeAssignment``, which a Java leader runs on every
+cooperative assignment. For each member, what the assignment adds to it (assigned, not listed as
+owned) and what it revokes from it (listed as owned, not assigned) are collected; a partition
+added to one member while revoked from another is handed over while its owner still consumes
+it. Kafka checks the members' raw lists of what they still consume (every strategy passes
+that). ``balanced`` passes it also with the lists refined by the generation rule (a claim
+older than another claim of the same partition no longer counts), which is stricter: then a
+partition may not go back to an older claimant either. Kafka's ``cooperative-sticky`` (Java's
+and ours) does give it back to an older claimant on its general path, as Kafka's own check
+allows, since that member lists it as owned.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lagassign.model import Assignment, Group, Member, Partition, Topic, TopicPartition
+from lagassign.model import (
+    Assignment,
+    Group,
+    Member,
+    Partition,
+    Topic,
+    TopicPartition,
+    newest_claims,
+)
 from lagassign.strategies import RebalanceProtocol, create, names
 from lagassign.strategies.balanced import BalancedAssignor
-from lagassign.strategies.cooperative import (
-    assign_cooperatively,
-    holders,
-    in_flight,
-    withhold,
-    withholds_itself,
-)
+from lagassign.strategies.cooperative import assign_cooperatively, in_flight, withhold
 from tests.groupgen import random_group
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: strategies whose answer does not depend on what members own: their target never changes
 OWNERSHIP_BLIND = ("range", "roundrobin", "fair", "lag")
+#: the strategies that run on the cooperative protocol
+COOPERATIVE = ("balanced", "cooperative-sticky")
 
 
 def tps(*names: str) -> tuple[TopicPartition, ...]:
@@ -48,18 +65,155 @@ def one_round(strategy_name: str, group: Group) -> tuple[Assignment, Assignment]
     return target, withhold(group.members, target.partitions, moving)
 
 
-def test_holders_newest_generation_wins() -> None:
+# -- the oracle: Kafka's validateCooperativeAssignment ----------------------------------------
+
+
+def listed_owned(
+    group: Group, consuming: Mapping[str, Collection[TopicPartition]] | None = None
+) -> dict[str, set[TopicPartition]]:
+    """What each member lists as still consuming: ``consuming``, else ``Member.owned``."""
+    return {
+        m.id: set(m.owned if consuming is None else consuming.get(m.id, ())) for m in group.members
+    }
+
+
+def still_owned(
+    group: Group, consuming: Mapping[str, Collection[TopicPartition]] | None = None
+) -> dict[str, set[TopicPartition]]:
+    """:func:`listed_owned` less the partitions some member lists in a newer generation."""
+    listed = listed_owned(group, consuming)
+    generation = {m.id: -1 if m.generation is None else m.generation for m in group.members}
+    newest: dict[TopicPartition, int] = {}
+    for mid, claimed in listed.items():
+        for tp in claimed:
+            newest[tp] = max(newest.get(tp, generation[mid]), generation[mid])
+    return {
+        mid: {tp for tp in claimed if newest[tp] == generation[mid]}
+        for mid, claimed in listed.items()
+    }
+
+
+def handed_over_while_owned(
+    owned: Mapping[str, Collection[TopicPartition]], assigned: Mapping[str, Collection[TopicPartition]]
+) -> set[TopicPartition]:
+    """Kafka's ``validateCooperativeAssignment``: partitions added to a member while revoked
+    from another (an empty set is a valid cooperative assignment)."""
+    added: set[TopicPartition] = set()
+    revoked: set[TopicPartition] = set()
+    for mid, tps in assigned.items():
+        mine = set(owned.get(mid, ()))
+        added |= set(tps) - mine
+        revoked |= mine - set(tps)
+    return added & revoked
+
+
+def test_the_oracle() -> None:
+    owned = {"a": tps("t-0", "t-1"), "b": tps("t-2")}
+    assert handed_over_while_owned(owned, {"a": tps("t-0"), "b": tps("t-2", "t-1")}) == set(
+        tps("t-1")
+    )
+    assert handed_over_while_owned(owned, {"a": tps("t-0"), "b": tps("t-2", "t-3")}) == set()
+    topic = Topic.of("t", 3)
+    group = Group.of(
+        [topic],
+        [
+            Member("old", frozenset({"t"}), owned=tps("t-0", "t-1"), generation=3),
+            Member("new", frozenset({"t"}), owned=tps("t-1", "t-2"), generation=4),
+        ],
+    )
+    assert still_owned(group) == {"old": set(tps("t-0")), "new": set(tps("t-1", "t-2"))}
+
+
+def random_consuming(rng: random.Random, group: Group) -> dict[str, tuple[TopicPartition, ...]]:
+    """A group switching protocols: some members run the eager protocol and consume nothing
+    (their previous assignment, ``owned``, reaches the leader in the user data only)."""
+    return {m.id: m.owned for m in group.members if rng.random() < 0.6}
+
+
+def check_round(
+    group: Group,
+    strategy_name: str,
+    consuming: Mapping[str, Collection[TopicPartition]] | None,
+) -> None:
+    strategy = create(strategy_name)
+    assignment, withheld = assign_cooperatively(strategy, group, consuming)
+    listed = listed_owned(group, consuming)
+    conflicts = handed_over_while_owned(listed, assignment.partitions)
+    assert not conflicts, f"{sorted(conflicts)} handed over while another member consumes them"
+    assert not withheld & set(assignment.owners()), "withheld and assigned"
+    # only what somebody still consumes is ever withheld, and only partitions of its topics
+    assert withheld <= {tp for claimed in listed.values() for tp in claimed}
+    subscribed = {t for m in group.members for t in m.topics}
+    assert {tp.topic for tp in withheld} <= subscribed
+    if strategy.withholds_moving:
+        return
+    owned = still_owned(group, consuming)
+    conflicts = handed_over_while_owned(owned, assignment.partitions)
+    assert not conflicts, f"{sorted(conflicts)} handed over while a newer claimant consumes them"
+    target = strategy.assign(group)
+    assert withheld == set(target.owners()) - set(assignment.owners())
+    for mid, assigned in assignment.partitions.items():
+        assert list(assigned) == [tp for tp in target[mid] if tp not in withheld], "order kept"
+    # nothing withheld needlessly: giving it to its target member would hand it over while
+    # owned (Kafka's rule), or it is contested (two members of its newest generation claim it)
+    for tp, mid in target.owners().items():
+        if tp not in withheld:
+            continue
+        claimants = [m for m, claimed in owned.items() if tp in claimed]
+        given = {m: [*ps, tp] if m == mid else ps for m, ps in assignment.partitions.items()}
+        assert len(claimants) > 1 or handed_over_while_owned(owned, given), f"{tp} withheld"
+
+
+@given(st.randoms(use_true_random=False), st.sampled_from(COOPERATIVE))
+@SETTINGS
+def test_nothing_goes_to_a_member_while_another_consumes_it(rng, name):
+    """Every member on the cooperative protocol: each consumes what it owns."""
+    check_round(random_group(rng, owned=True), name, None)
+
+
+@given(st.randoms(use_true_random=False), st.sampled_from(COOPERATIVE))
+@SETTINGS
+def test_mixed_protocols_withhold_only_what_is_still_consumed(rng, name):
+    """Members of one group on both protocols (a rolling switch): eager members' previous
+    partitions are never withheld, cooperative members' moving ones always are."""
+    group = random_group(rng, owned=True)
+    check_round(group, name, random_consuming(rng, group))
+
+
+@given(st.randoms(use_true_random=False), st.sampled_from(names()))
+@SETTINGS
+def test_any_target_withheld_by_the_rule(rng, name):
+    """The rule alone, on every strategy's answer (most support only the eager protocol)."""
+    group = random_group(rng, owned=True)
+    target, first = one_round(name, group)
+    assert not handed_over_while_owned(still_owned(group), first.partitions)
+    for mid, assigned in first.partitions.items():
+        assert list(assigned) == [tp for tp in target[mid] if tp in assigned], "order kept"
+
+
+# -- the rule itself --------------------------------------------------------------------------
+
+
+def test_newest_claims() -> None:
     members = [
         Member("old", frozenset({"t"}), owned=tps("t-0", "t-1"), generation=3),
         Member("new", frozenset({"t"}), owned=tps("t-1", "t-2"), generation=4),
         Member("twin", frozenset({"t"}), owned=tps("t-2"), generation=4),
         Member("none", frozenset({"t"}), owned=tps("t-3")),
+        Member("later", frozenset({"t"}), owned=tps("t-4"), generation=1),
+        Member("first", frozenset({"t"}), owned=tps("t-4"), generation=1),
+        Member("newest", frozenset({"t"}), owned=tps("t-4"), generation=2),
     ]
-    assert holders(members) == {
+    assert newest_claims(members) == {
         TopicPartition("t", 0): {"old"},
         TopicPartition("t", 1): {"new"},
         TopicPartition("t", 2): {"new", "twin"},
         TopicPartition("t", 3): {"none"},
+        TopicPartition("t", 4): {"newest"},
+    }
+    group = Group.of([Topic.of("t", 5)], members)
+    assert group.current_owners() == {
+        tp: next(iter(ids)) for tp, ids in newest_claims(members).items() if len(ids) == 1
     }
     # t-2 is held twice: withheld from both its claimants, so that both revoke it
     target = {"old": tps("t-1"), "new": tps("t-2"), "twin": tps("t-0"), "none": tps("t-3")}
@@ -76,21 +230,6 @@ def test_the_modules_example() -> None:
     assert first.as_lists() == {"a": [("t", 0), ("t", 1)], "b": []}
     _, second = one_round("range", owning(group, first.partitions, 5))
     assert second == target
-
-
-@given(st.randoms(use_true_random=False), st.sampled_from(names()))
-@SETTINGS
-def test_nothing_goes_to_a_member_while_another_holds_it(rng, name):
-    group = random_group(rng, owned=True)
-    target, first = one_round(name, group)
-    held = holders(group.members)
-    for mid, assigned in first.partitions.items():
-        assert list(assigned) == [tp for tp in target[mid] if tp in assigned], "order kept"
-        for tp in assigned:
-            assert held.get(tp, {mid}) == {mid}, f"{tp} given to {mid}, held by {held[tp]}"
-    withheld = set(target.owners()) - set(first.owners())
-    assert withheld == in_flight(group.members, target.partitions)
-    assert all(tp in held for tp in withheld), "withheld a partition nobody holds"
 
 
 @given(st.randoms(use_true_random=False), st.sampled_from(OWNERSHIP_BLIND))
@@ -128,14 +267,32 @@ def test_assign_cooperatively(name: str) -> None:
     if RebalanceProtocol.COOPERATIVE not in strategy.protocols:
         with pytest.raises(ValueError, match="cooperative"):
             assign_cooperatively(strategy, group)
-    elif withholds_itself(strategy):
-        assert assign_cooperatively(strategy, group) == strategy.assign(group)
+    elif strategy.withholds_moving:
+        assert assign_cooperatively(strategy, group).assignment == strategy.assign(group)
     else:
-        assert assign_cooperatively(strategy, group) == one_round(name, group)[1]
+        assert assign_cooperatively(strategy, group).assignment == one_round(name, group)[1]
+
+
+def test_withholds_itself_reads_only_what_members_consume() -> None:
+    """cooperative-sticky, as Kafka's, takes both stickiness and what is in flight from what
+    members still consume: an eager member's previous assignment does not count."""
+    group = Group.of(
+        [Topic.of("t", 4)],
+        [
+            Member("a", frozenset({"t"}), owned=tps("t-0", "t-1", "t-2", "t-3"), generation=2),
+            Member("b", frozenset({"t"}), generation=2),
+        ],
+    )
+    strategy = create("cooperative-sticky")
+    eager_a = assign_cooperatively(strategy, group, {})
+    assert eager_a.withheld == frozenset() and len(eager_a.assignment.owners()) == 4
+    cooperative_a = assign_cooperatively(strategy, group, {"a": group.member("a").owned})
+    assert len(cooperative_a.assignment["a"]) == 2 and cooperative_a.assignment["b"] == ()
+    assert cooperative_a.withheld == set(group.member("a").owned) - set(cooperative_a.assignment["a"])
 
 
 def test_who_withholds_by_itself() -> None:
-    assert withholds_itself(create("cooperative-sticky"))
-    assert not withholds_itself(create("sticky"))
-    assert not withholds_itself(BalancedAssignor())
+    assert create("cooperative-sticky").withholds_moving
+    assert not any(create(n).withholds_moving for n in names() if n != "cooperative-sticky")
+    assert not BalancedAssignor.withholds_moving
     assert RebalanceProtocol.COOPERATIVE in BalancedAssignor.protocols

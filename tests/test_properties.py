@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lagassign.model import Assignment, Group, Topic, TopicPartition
-from lagassign.strategies import RebalanceProtocol, create, names
+from lagassign.strategies import create, names
 from tests.groupgen import random_group
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -45,8 +45,7 @@ def check_valid(g: Group, a: Assignment, cooperative: bool) -> None:
 def test_every_partition_once_only_to_subscribers(rng, name):
     g = random_group(rng)
     strategy = create(name)
-    cooperative = strategy.protocols[0] is RebalanceProtocol.COOPERATIVE
-    check_valid(g, strategy.assign(g), cooperative)
+    check_valid(g, strategy.assign(g), cooperative=strategy.withholds_moving)
 
 
 @given(st.randoms(use_true_random=False), st.sampled_from(sorted(PER_TOPIC_BALANCED)))

@@ -130,6 +130,10 @@ class Topic:
         return Topic(name, tuple(Partition(name, i, lag=0) for i in range(count)))
 
 
+#: the generation of a member that reports none, as in Kafka
+NO_GENERATION = -1
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """A consumer-group member as the group leader sees it in the member's subscription."""
@@ -204,23 +208,49 @@ class Group:
         raise KeyError(member_id)
 
     def current_owners(self) -> dict[TopicPartition, str]:
-        """Who owns each partition now, according to the members' ``owned`` lists.
+        """Who owns each partition now: its sole claimant by :func:`newest_claims`.
 
-        A partition claimed by several members belongs to the one claiming it in the highest
-        generation (a member without a generation counts as Kafka's default, -1); if two
-        members claim it in that same generation, nobody owns it, as in Kafka's sticky
-        assignors.
+        A partition two members claim in its newest generation belongs to nobody, as in Kafka's
+        sticky assignors.
         """
-        best: dict[TopicPartition, tuple[int, str | None]] = {}
-        for m in self.members:
-            generation = -1 if m.generation is None else m.generation
-            for tp in m.owned:
-                seen = best.get(tp)
-                if seen is None or generation > seen[0]:
-                    best[tp] = (generation, m.id)
-                elif generation == seen[0] and seen[1] != m.id:
-                    best[tp] = (generation, None)
-        return {tp: owner for tp, (_, owner) in best.items() if owner is not None}
+        best, shared = _newest_claims(self.members)
+        return {tp: mid for tp, (_, mid) in best.items() if tp not in shared}
+
+
+def newest_claims(members: Iterable[Member]) -> dict[TopicPartition, frozenset[str]]:
+    """The members claiming each owned partition in the newest generation that claims it.
+
+    Each member claims the partitions of its ``owned`` list in its ``generation`` (a member
+    without one counts as Kafka's default, -1). A claim of an older generation than another
+    claim of the same partition has been replaced: its member lost the partition in a rebalance
+    it took no part in. Several claimants of the newest generation may all still hold it.
+    """
+    best, shared = _newest_claims(members)
+    return {
+        tp: frozenset(shared[tp]) if tp in shared else frozenset((mid,))
+        for tp, (_, mid) in best.items()
+    }
+
+
+def _newest_claims(
+    members: Iterable[Member],
+) -> tuple[dict[TopicPartition, tuple[int, str]], dict[TopicPartition, set[str]]]:
+    """(partition -> (newest generation, its first claimant), partition -> every claimant of
+    the newest generation, for partitions with several only): the rule of
+    :func:`newest_claims` without a set per partition, which large groups would pay for."""
+    best: dict[TopicPartition, tuple[int, str]] = {}
+    shared: dict[TopicPartition, set[str]] = {}
+    for m in members:
+        generation = NO_GENERATION if m.generation is None else m.generation
+        for tp in m.owned:
+            seen = best.get(tp)
+            if seen is None or generation > seen[0]:
+                best[tp] = (generation, m.id)
+                if shared:
+                    shared.pop(tp, None)
+            elif generation == seen[0] and seen[1] != m.id:
+                shared.setdefault(tp, {seen[1]}).add(m.id)
+    return best, shared
 
 
 @dataclass(frozen=True)

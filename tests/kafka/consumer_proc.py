@@ -16,8 +16,10 @@ It reports on stdout, one JSON object a line, each with ``event`` and the proces
   still the old one; cooperative: what it keeps);
 * ``{"event": "leader", "generation", "strategy", "protocol", "lag", "seconds", "error",
   "assignment": {member: [...]}, "withheld": [...], "owned": {member: [...]},
-  "generations": {member: n}}`` after a rebalance this member led: what its assignor computed
-  (``LeaderAssignment``) and the members' owned partitions and generations it computed from;
+  "consuming": {member: [...]}, "generations": {member: n}}`` after a rebalance this member
+  led: what its assignor computed (``LeaderAssignment``) and what it computed from: the
+  members' previous assignments, what they still consume (members consuming nothing left out)
+  and their generations;
 * ``{"event": "consumed", "records": [[topic, partition, first, last], ...]}`` for every batch it
   processed (``--consume``), before committing the batch (``--commit``);
 * ``{"event": "committed", ...}`` after each commit, ``{"event": "error", "message"}`` on a
@@ -188,6 +190,7 @@ class Reporter:
             assignment={m: tp_list(tps) for m, tps in result.assignment.partitions.items()},
             withheld=tp_list(result.withheld),
             owned={m.id: tp_list(m.owned) for m in result.group.members},
+            consuming={m: tp_list(tps) for m, tps in result.consuming.items()},
             generations={m.id: m.generation for m in result.group.members},
         )
 

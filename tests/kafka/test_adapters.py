@@ -38,7 +38,8 @@ from lagassign.kafka.group import (
     encode_user_data,
     fetch_within,
     protocol_for,
-    sends_owned,
+    sends_consuming,
+    sends_previous,
 )
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
@@ -238,12 +239,16 @@ def test_protocol_for() -> None:
     assert protocol_for([balanced]) is RebalanceProtocol.EAGER
     assert protocol_for([coop, balanced]) is RebalanceProtocol.COOPERATIVE
     assert protocol_for([balanced, coop]) is RebalanceProtocol.EAGER
-    assert sends_owned(coop, RebalanceProtocol.COOPERATIVE)
-    assert not sends_owned(coop, RebalanceProtocol.EAGER)
-    assert sends_owned(sticky, RebalanceProtocol.EAGER)
-    # balanced computes a target and the protocol withholds: sticky under either protocol
-    assert sends_owned(balanced, RebalanceProtocol.EAGER)
-    assert sends_owned(balanced, RebalanceProtocol.COOPERATIVE)
+    # the owned-partitions field: what a member still consumes, only on the cooperative protocol
+    assert sends_consuming(RebalanceProtocol.COOPERATIVE)
+    assert not sends_consuming(RebalanceProtocol.EAGER)
+    # the previous assignment, in the user data: for stickiness, under either protocol...
+    assert sends_previous(sticky, RebalanceProtocol.EAGER)
+    assert sends_previous(balanced, RebalanceProtocol.EAGER)
+    assert sends_previous(balanced, RebalanceProtocol.COOPERATIVE)
+    assert sends_previous(coop, RebalanceProtocol.COOPERATIVE)
+    # ...but cooperative-sticky, which reads only what members consume, sends none when eager
+    assert not sends_previous(coop, RebalanceProtocol.EAGER)
 
 
 def test_balanced_runs_either_protocol() -> None:
@@ -295,10 +300,18 @@ def test_kafka_python_validates_our_protocols() -> None:
     )
     balanced = kp.assignor("balanced", group_id=GROUP, bootstrap_servers="h:1", protocol="cooperative")
     assert common([balanced]) == KafkaRebalanceProtocol.COOPERATIVE
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.errors import KafkaConfigurationError
 
     with pytest.raises(KafkaConfigurationError):
         common([kp.assignor("cooperative-sticky", group_id=GROUP), kp.assignor("range", group_id=GROUP)])
+    # Kafka's upgrade from range: first bounce lists both and runs eagerly, the second
+    # cooperative-sticky alone (docs/consumers.md); an instance declares the protocol it runs
+    with pytest.raises(KafkaConfigurationError):
+        common([kp.assignor("cooperative-sticky", group_id=GROUP), RangePartitionAssignor()])
+    first_bounce = [kp.assignor("cooperative-sticky", group_id=GROUP, protocol="eager"), RangePartitionAssignor()]
+    assert common(first_bounce) == KafkaRebalanceProtocol.EAGER
+    assert common(kp.assignors(["cooperative-sticky", "range"], group_id=GROUP)) == KafkaRebalanceProtocol.EAGER
 
 
 # -- kafka-python member metadata ----------------------------------------------------------
@@ -319,26 +332,39 @@ def join_members(*subscriptions: tuple[str, Any]) -> list[Any]:
 
 def test_kafka_python_subscription_round_trip() -> None:
     owned = (TopicPartition("t", 2), TopicPartition("t", 0), TopicPartition("u", 1))
-    encoded = kp.encode_subscription({"u", "t"}, owned, 4, "rack-a").encode()
+    encoded = kp.encode_subscription({"u", "t"}, owned, 4, "rack-a", consuming=True).encode()
     sub = kp.decode_subscription("m1", encoded, "instance-1")
+    in_field = (TopicPartition("t", 0), TopicPartition("t", 2), TopicPartition("u", 1))
     assert sub == Subscription(
         member_id="m1",
         topics=("t", "u"),
-        owned=(TopicPartition("t", 0), TopicPartition("t", 2), TopicPartition("u", 1)),
+        owned=in_field,
         generation=4,
         instance_id="instance-1",
         rack="rack-a",
+        consuming=in_field,
     )
     decoded = ConsumerProtocolSubscription.decode(encoded)
     assert decoded.version == kp.SUBSCRIPTION_VERSION
     assert decode_user_data(decoded.user_data) == (owned, 4)
 
 
+def test_kafka_python_eager_subscription_consumes_nothing() -> None:
+    """A member on the eager protocol revoked everything before it joined: the owned-partitions
+    field is empty, the previous assignment is in the user data only, for stickiness."""
+    owned = (TopicPartition("t", 2), TopicPartition("u", 1))
+    encoded = kp.encode_subscription({"t", "u"}, owned, 4, consuming=False).encode()
+    decoded = ConsumerProtocolSubscription.decode(encoded)
+    assert decoded.owned_partitions == [] and decode_user_data(decoded.user_data) == (owned, 4)
+    sub = kp.decode_subscription("m", encoded)
+    assert (sub.owned, sub.consuming, sub.generation) == (owned, (), 4)
+
+
 def test_kafka_python_reads_owned_partitions_from_sticky_user_data() -> None:
     """A version 0 subscription (an aiokafka member, Java's eager sticky) carries them there."""
     user_data = encode_user_data([TopicPartition("t", 5)], 2)
     sub = kp.decode_subscription("m", ConsumerProtocolSubscription(0, ["t"], user_data).encode())
-    assert (sub.owned, sub.generation) == ((TopicPartition("t", 5),), 2)
+    assert (sub.owned, sub.consuming, sub.generation) == ((TopicPartition("t", 5),), (), 2)
     plain = kp.decode_subscription("m", ConsumerProtocolSubscription(0, ["t"], b"").encode())
     assert (plain.owned, plain.generation) == ((), None)
 
@@ -389,14 +415,14 @@ def test_cooperative_sticky_withholds_partitions_changing_owner() -> None:
     """c1 owns all 6 partitions of t, c2 joins: c1 keeps 3, the 3 that move to c2 wait for
     c1 to revoke them (the next rebalance)."""
     coop = kp.assignor("cooperative-sticky", group_id=GROUP)
-    c1 = kp.encode_subscription({"t"}, [TopicPartition("t", p) for p in range(6)], 1)
-    c2 = kp.encode_subscription({"t"}, [], None)
+    c1 = kp.encode_subscription({"t"}, [TopicPartition("t", p) for p in range(6)], 1, consuming=True)
+    c2 = kp.encode_subscription({"t"}, [], None, consuming=True)
     result = coop.assign(Cluster({"t": 6}), join_members(("c1", c1), ("c2", c2)))
     first = {m: ConsumerProtocolAssignment.decode(a.encode()).partitions() for m, a in result.items()}
     assert len(first["c1"]) == 3 and first["c2"] == []
     kept = [TopicPartition("t", tp.partition) for tp in first["c1"]]
-    c1 = kp.encode_subscription({"t"}, kept, 2)
-    c2 = kp.encode_subscription({"t"}, [], 2)
+    c1 = kp.encode_subscription({"t"}, kept, 2, consuming=True)
+    c2 = kp.encode_subscription({"t"}, [], 2, consuming=True)
     result = coop.assign(Cluster({"t": 6}), join_members(("c1", c1), ("c2", c2)))
     second = {m: ConsumerProtocolAssignment.decode(a.encode()).partitions() for m, a in result.items()}
     assert sorted(second["c1"]) == sorted(first["c1"])
@@ -421,8 +447,8 @@ def test_cooperative_balanced_hands_over_in_two_rounds() -> None:
     fetch = Fetch()
     leader = kp.assignor("balanced", group_id=GROUP, fetch=fetch, protocol="cooperative")
     everything = [TopicPartition(t, p) for t, ns in END.items() for p in range(len(ns))]
-    c1 = kp.encode_subscription({"t", "u"}, everything, 1)
-    c2 = kp.encode_subscription({"t", "u"}, [], None)
+    c1 = kp.encode_subscription({"t", "u"}, everything, 1, consuming=True)
+    c2 = kp.encode_subscription({"t", "u"}, [], None, consuming=True)
     first = decoded(leader.assign(CLUSTER, join_members(("c1", c1), ("c2", c2))))
     result = leader.last_result
     assert result is not None and result.protocol is RebalanceProtocol.COOPERATIVE
@@ -430,8 +456,8 @@ def test_cooperative_balanced_hands_over_in_two_rounds() -> None:
     target = create("balanced").assign(result.group)
     assert first["c1"] == sorted(target["c1"]) and set(result.withheld) == set(target["c2"])
 
-    c1 = kp.encode_subscription({"t", "u"}, first["c1"], 2)
-    c2 = kp.encode_subscription({"t", "u"}, [], 2)
+    c1 = kp.encode_subscription({"t", "u"}, first["c1"], 2, consuming=True)
+    c2 = kp.encode_subscription({"t", "u"}, [], 2, consuming=True)
     second = decoded(leader.assign(CLUSTER, join_members(("c1", c1), ("c2", c2))))
     assert leader.last_result is not None and leader.last_result.withheld == ()
     assert second == {m: sorted(tps) for m, tps in target.partitions.items()}
@@ -443,11 +469,99 @@ def test_eager_balanced_stays_sticky() -> None:
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [("t", [0, 2])], b"").encode()), 4)
     sub = kp.decode_subscription("m", member.metadata({"t"}).encode())
     assert sub.owned == (TopicPartition("t", 0), TopicPartition("t", 2)) and sub.generation == 4
-    member.assign(CLUSTER, join_members(("m", member.metadata({"t"})), ("n", kp.encode_subscription({"t"}, [], None))))
+    assert sub.consuming == ()
+    member.assign(CLUSTER, join_members(("m", member.metadata({"t"})), ("n", kp.encode_subscription({"t"}, [], None, consuming=False))))
     assert member.last_result is not None and member.last_result.withheld == ()
     assert sorted(tp for m in ("m", "n") for tp in member.last_result.partitions(m)) == [
         TopicPartition("t", p) for p in range(6)
     ]
+
+
+def kp_member(name: str, protocol: str, owned: Mapping[str, list[int]], generation: int | None) -> Any:
+    """A kafka-python member running ``name`` on ``protocol`` that was assigned ``owned``."""
+    member = kp.assignor(name, group_id=GROUP, fetch=Fetch(), protocol=protocol)
+    if owned:
+        assignment = ConsumerProtocolAssignment(0, list(owned.items()), b"")
+        member.on_assignment(ConsumerProtocolAssignment.decode(assignment.encode()), generation)
+    return member
+
+
+def mixed_group(name: str) -> tuple[dict[str, Any], dict[str, tuple[TopicPartition, ...]]]:
+    """A group switching protocols: ``e`` runs the eager protocol, ``c`` the cooperative one,
+    both owned partitions in generation 5; ``n`` just joined (cooperative). The members, and
+    what each was assigned."""
+    was = {"e": {"t": [0, 1, 2]}, "c": {"t": [3, 4, 5], "u": [0, 1]}, "n": {}}
+    protocols = {"e": "eager", "c": "cooperative", "n": "cooperative"}
+    members = {m: kp_member(name, protocols[m], was[m], 5) for m in was}
+    owned = {m: tuple(TopicPartition(t, p) for t, ps in was[m].items() for p in ps) for m in was}
+    return members, owned
+
+
+@pytest.mark.parametrize("leader", ["e", "c"], ids=["eager-leader", "cooperative-leader"])
+def test_mixed_protocols_balanced(leader: str) -> None:
+    """balanced, members on both protocols (a rolling switch), whichever protocol the leader
+    runs: the eager member's old partitions go to their new owners at once (it revoked them
+    before it joined; withheld, they would wait for a rebalance nobody starts); the cooperative
+    member's moving partitions are withheld until it has revoked them; stickiness comes from
+    both (the eager member's previous assignment, in the user data)."""
+    members, owned = mixed_group("balanced")
+    metadata = {m: a.metadata({"t", "u"}) for m, a in members.items()}
+    e, c = (kp.decode_subscription(m, metadata[m].encode()) for m in "ec")
+    assert (e.owned, e.consuming) == (owned["e"], ())
+    assert (c.owned, c.consuming) == (owned["c"], owned["c"])
+
+    got = decoded(members[leader].assign(CLUSTER, join_members(*metadata.items())))
+    result = members[leader].last_result
+    assert result is not None and result.protocol.value == ("eager" if leader == "e" else "cooperative")
+    assert result.consuming == {"c": owned["c"]}
+    assert {m.id: m.owned for m in result.group.members} == owned
+    target = create("balanced").assign(result.group)
+    leaving_c = set(owned["c"]) - set(target["c"])
+    leaving_e = set(owned["e"]) - set(target["e"])
+    assert leaving_c and leaving_e, "the test needs partitions moving from both"
+    assert set(result.withheld) == leaving_c
+    assert got == {m: sorted(tp for tp in tps if tp not in leaving_c) for m, tps in target.partitions.items()}
+    assert all(any(tp in got[m] for m in got if m != "e") for tp in leaving_e), "handed over at once"
+
+
+@pytest.mark.parametrize("leader", ["e", "c"], ids=["eager-leader", "cooperative-leader"])
+def test_mixed_protocols_cooperative_sticky(leader: str) -> None:
+    """cooperative-sticky, members on both protocols (Kafka's second bounce), whichever the
+    leader runs: the eager member sends nothing (as Kafka's), the cooperative member's moving
+    partitions are withheld, every other partition is assigned."""
+    members, owned = mixed_group("cooperative-sticky")
+    metadata = {m: a.metadata({"t", "u"}) for m, a in members.items()}
+    e = kp.decode_subscription("e", metadata["e"].encode())
+    assert (e.owned, e.consuming) == ((), ())
+
+    got = decoded(members[leader].assign(CLUSTER, join_members(*metadata.items())))
+    result = members[leader].last_result
+    assert result is not None and result.consuming == {"c": owned["c"]}
+    assert result.withheld and set(result.withheld) == set(owned["c"]) - set(got["c"])
+    everything = {TopicPartition(t, p) for t, ns in END.items() for p in range(len(ns))}
+    assert {tp for tps in got.values() for tp in tps} == everything - set(result.withheld)
+    assert set(got["c"]) <= set(owned["c"])
+
+
+def test_leaders_of_both_protocols_agree() -> None:
+    for name in ("balanced", "cooperative-sticky"):
+        results = []
+        for leader in "ec":
+            members, _ = mixed_group(name)
+            metadata = {m: a.metadata({"t", "u"}) for m, a in members.items()}
+            results.append(decoded(members[leader].assign(CLUSTER, join_members(*metadata.items()))))
+        assert results[0] == results[1], name
+
+
+def test_eager_group_withholds_nothing() -> None:
+    """Every member eager: nobody consumes anything when it joins, nothing is withheld, and
+    balanced stays sticky through the user data."""
+    members = {m: kp_member("balanced", "eager", owned, 3) for m, owned in (("a", {"t": [0, 1, 2, 3, 4, 5]}), ("b", {"u": [0, 1]}), ("n", {}))}
+    leader = members["a"]
+    got = decoded(leader.assign(CLUSTER, join_members(*((m, a.metadata({"t", "u"})) for m, a in members.items()))))
+    assert leader.last_result is not None
+    assert leader.last_result.withheld == () and leader.last_result.consuming == {}
+    assert sum(map(len, got.values())) == 8 and all(got.values())
 
 
 # -- the leader's glue ----------------------------------------------------------------------
@@ -555,12 +669,12 @@ def test_kafka_python_leader_prefetches_before_it_joins() -> None:
     member = kp.assignor("lag", group_id=GROUP, fetch=fetch)
     member.metadata({"t"})
     assert fetch.calls == []  # never led: nothing to prefetch
-    member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None))))
+    member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None, consuming=False))))
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
     assert len(fetch.calls) == 1
     member.metadata({"t"})  # led: prefetches its own and the group's topics
     assert fetch.calls[-1][1] == ("t", "u")
-    result = member.assign(CLUSTER, join_members(("a", kp.encode_subscription({"t"}, [], 1)), ("b", kp.encode_subscription({"t", "u"}, [], 1))))
+    result = member.assign(CLUSTER, join_members(("a", kp.encode_subscription({"t"}, [], 1, consuming=False)), ("b", kp.encode_subscription({"t", "u"}, [], 1, consuming=False))))
     assert len(result) == 2 and len(fetch.calls) == 2
     assert member.last_result is not None and member.last_result.prefetched
     # a member that did not lead drops its prefetch
@@ -647,7 +761,7 @@ def test_aiokafka_generations_count_assignments() -> None:
     first = a.assign(Cluster({"t": 4}), {"m": ConsumerProtocolMemberMetadata.decode(a.metadata({"t"}).encode())})
     a.on_assignment(ConsumerProtocolMemberAssignment.decode(first["m"].encode()))
     sub = aio.decode_metadata("m", a.metadata({"t"}).encode())
-    assert sub.generation == 1 and len(sub.owned) == 4
+    assert sub.generation == 1 and len(sub.owned) == 4 and sub.consuming == ()
     second = a.assign(Cluster({"t": 4}), {"m": ConsumerProtocolMemberMetadata.decode(a.metadata({"t"}).encode())})
     a.on_assignment(ConsumerProtocolMemberAssignment.decode(second["m"].encode()))
     assert aio.decode_metadata("m", a.metadata({"t"}).encode()).generation == 2
@@ -659,7 +773,8 @@ def test_aiokafka_cooperative_sticky_runs_eagerly() -> None:
     members = [aio.assignor("cooperative-sticky", group_id=GROUP) for _ in range(2)]
     for m in members:
         m.on_assignment(ConsumerProtocolMemberAssignment(0, [("t", [0, 1, 2])], b"\x00\x00\x00\x01"))
-        assert aio.decode_metadata("m", m.metadata({"t"}).encode()).owned == ()
+        sub = aio.decode_metadata("m", m.metadata({"t"}).encode())
+        assert (sub.owned, sub.consuming) == ((), ())
     metadata = {
         f"m{i}": ConsumerProtocolMemberMetadata.decode(m.metadata({"t"}).encode())
         for i, m in enumerate(members)
@@ -667,3 +782,17 @@ def test_aiokafka_cooperative_sticky_runs_eagerly() -> None:
     result = members[0].assign(Cluster({"t": 3}), metadata)
     assigned = sorted(tp.partition for r in result.values() for tp in r.partitions())
     assert assigned == [0, 1, 2]
+
+
+def test_aiokafka_balanced_withholds_nothing() -> None:
+    """aiokafka members are eager: balanced keeps what they owned (user data) and, nobody
+    consuming anything when it joins, withholds nothing."""
+    members = [aio.assignor("balanced", group_id=GROUP, fetch=Fetch()) for _ in range(3)]
+    members[0].on_assignment(ConsumerProtocolMemberAssignment(0, [("t", list(range(6))), ("u", [0, 1])], b"\x00\x00\x00\x01"))
+    metadata = {f"m{i}": ConsumerProtocolMemberMetadata.decode(m.metadata({"t", "u"}).encode()) for i, m in enumerate(members)}
+    result = members[0].assign(CLUSTER, metadata)
+    assert members[0].last_result is not None and members[0].last_result.withheld == ()
+    assert len(members[0].last_result.group.member("m0").owned) == 8
+    assert sorted((tp.topic, tp.partition) for r in result.values() for tp in r.partitions()) == sorted(
+        (t, p) for t, ns in END.items() for p in range(len(ns))
+    )

@@ -12,6 +12,7 @@ bounded and generous (a group settles in a few seconds, the waits allow 90).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 import uuid
@@ -463,7 +464,9 @@ def test_cooperative_balanced_on_kafka_python(
                 for m, tps in leader["owned"].items()
             ],
         )
-        core = assign_cooperatively(balanced, seen)
+        consuming = {m: [TopicPartition(*tp) for tp in tps] for m, tps in leader["consuming"].items()}
+        assert consuming == {o.id: list(o.owned) for o in seen.members if o.owned}, "all cooperative"
+        core, _ = assign_cooperatively(balanced, seen, consuming)
         assert {m: sorted(tps) for m, tps in core.as_lists().items()} == {
             m: sorted(tuple(tp) for tp in tps) for m, tps in leader["assignment"].items()
         }, f"generation {g}: the leader's assignment is not the core's"
@@ -495,3 +498,48 @@ def test_cooperative_balanced_on_kafka_python(
         if timeline[previous][m] - timeline[g][m]
     }
     assert revoked == lost
+
+
+def test_balanced_switching_protocols_on_kafka_python(
+    procs: Procs, admin: AdminClient, kafka_bootstrap: str
+) -> None:
+    """A rolling switch of ``balanced`` between the protocols: members on the cooperative and
+    on the eager protocol in one group (one strategy name), a cooperative member leading, four
+    joins in turn. Every join settles with each partition owned once: nothing an eager member
+    gave up waits for a rebalance nobody starts. Eager members tell the leader they consume
+    nothing (their previous partitions reach it, for stickiness, in the user data), so only
+    what cooperative members still consume is withheld, and no member is given a partition a
+    cooperative member owned in the generation before."""
+    big, small, group = unique("big"), unique("small"), unique("group")
+    counts = {big: [400, 20, 150, 0, 80, 10], small: [60, 0, 300]}
+    backlog(admin, kafka_bootstrap, counts)
+    everything = all_partitions(counts)
+    strategy = ["--strategy", "balanced", "--lag-timeout", f"{LAG_TIMEOUT_S}"]
+    protocols = {"mix-0": "cooperative", "mix-1": "eager", "mix-2": "cooperative", "mix-3": "eager"}
+    members: list[Reporting] = []
+    for name, protocol in protocols.items():
+        members.append(procs.member("kafka-python", name, group, [big, small], *strategy, "--protocol", protocol))
+        after = wait_owned(members, everything, procs)
+    assert sorted(len(tps) for tps in after.values()) == [2, 2, 2, 3]
+
+    protocol_of = {e["member_id"]: protocols[p.name] for p in members for e in p.of("rebalanced")}
+    cooperative = {m for m, protocol in protocol_of.items() if protocol == "cooperative"}
+    timeline = ownership(members)
+    generations = sorted(timeline)
+    leaders = {e["generation"]: e for p in members for e in p.of("leader")}
+    assert {p.name for p in members for _ in p.of("leader")} == {"mix-0"}, "the first member leads"
+    for previous, g in itertools.pairwise(generations):
+        leader, was, now = leaders[g], timeline[previous], timeline[g]
+        assert (leader["strategy"], leader["protocol"]) == ("balanced", "cooperative")
+        consuming = {m: {tuple(tp) for tp in tps} for m, tps in leader["consuming"].items()}
+        assert set(consuming) <= cooperative, f"generation {g}: an eager member consuming"
+        assert all(consuming[m] == was.get(m, set()) for m in consuming), f"generation {g}"
+        withheld = {tuple(tp) for tp in leader["withheld"]}
+        assert withheld <= {tp for tps in consuming.values() for tp in tps}
+        held = [tp for tps in now.values() for tp in tps]
+        assert len(held) == len(set(held)), f"generation {g}: a partition with two owners"
+        for m, tps in now.items():
+            for tp in tps - was.get(m, set()):
+                owners = {o for o, ps in was.items() if tp in ps and o in cooperative}
+                assert not owners, f"generation {g}: {tp} given to {m} while {owners} owned it"
+    assert leaders[generations[-1]]["withheld"] == []

@@ -13,10 +13,14 @@
         **settings,
     )
 
-aiokafka implements the eager rebalance protocol only, so every strategy runs eagerly here;
-``cooperative-sticky`` then sends no owned partitions (eager members revoke everything before
-they join, as in Kafka) and withholds nothing: use ``sticky`` or ``balanced`` for stickiness
-with aiokafka.
+aiokafka implements the eager rebalance protocol only, so every strategy runs eagerly here:
+members revoke everything before they join and tell the leader they consume nothing, so a
+leader withholds nothing from them. ``cooperative-sticky`` sends no previous assignment either
+(as Kafka's, run eagerly) and is not sticky: use ``sticky`` or ``balanced`` for stickiness with
+aiokafka. Keep aiokafka members out of groups whose members run the cooperative protocol
+(kafka-python, same strategy): aiokafka hands its leader only the version 0 fields of a
+subscription, so an aiokafka leader cannot see what those members still consume, and would
+not withhold it.
 
 **Blocking.** aiokafka calls ``assign()`` on the group leader synchronously, on the event loop.
 A strategy that reads lag therefore reads the offsets in a worker thread (through an
@@ -30,8 +34,8 @@ the leader is not known before JoinGroup returns, so every member would have to 
 every rebalance, and the read would still be waited for when it runs late.
 
 **Member metadata.** aiokafka's ``ConsumerProtocolMemberMetadata`` is version 0 (topics and user
-data), so owned partitions and the generation travel in the user data, in the layout of Kafka's
-sticky assignor (:func:`~lagassign.kafka.group.encode_user_data`). aiokafka does not tell
+data): the previous assignment and the generation travel in the user data, in the layout of
+Kafka's sticky assignor (:func:`~lagassign.kafka.group.encode_user_data`). aiokafka does not tell
 assignors the group's generation: the leader numbers its assignments instead (one more than the
 highest number its members report) and sends the number in the assignment's user data; members
 report it back as their generation.
@@ -91,9 +95,9 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
     def metadata(self, topics: Iterable[str]) -> Any:
         """This member's subscription for the JoinGroup request."""
-        owned = self._owned if self.glue.sends_owned else ()
+        previous = self._owned if self.glue.sends_previous else ()
         return ConsumerProtocolMemberMetadata(
-            METADATA_VERSION, sorted(topics), encode_user_data(owned, self._generation)
+            METADATA_VERSION, sorted(topics), encode_user_data(previous, self._generation)
         )
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,7 +123,9 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
 
 
 def decode_metadata(member_id: str, metadata: Any) -> Subscription:
-    """A member's ``ConsumerProtocolMemberMetadata`` (or its bytes) as the leader sees it."""
+    """A member's ``ConsumerProtocolMemberMetadata`` (or its bytes) as the leader sees it:
+    its previous assignment, and nothing it still consumes (version 0 has no field for it, and
+    eager members consume nothing when they join)."""
     if isinstance(metadata, (bytes, bytearray, memoryview)):
         metadata = ConsumerProtocolMemberMetadata.decode(bytes(metadata))
     owned, generation = decode_user_data(metadata.user_data)

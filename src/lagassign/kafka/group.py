@@ -4,22 +4,31 @@ The consumer-group adapters (:mod:`lagassign.kafka.kafka_python`, :mod:`lagassig
 only translate their client's types. Everything else happens here, once:
 
 1. build a model :class:`~lagassign.model.Group` from the leader's view: each member's id,
-   subscription, owned partitions and generation (:class:`Subscription`), and the partitions of
-   every subscribed topic from the client's cluster metadata;
+   subscription, previous assignment and generation (:class:`Subscription`), and the partitions
+   of every subscribed topic from the client's cluster metadata;
 2. if the strategy reads lag (``Strategy.uses_lag``), read the group's committed offsets and the
    partitions' log start and end offsets with an
    :class:`~lagassign.kafka.offsets.OffsetsReader` of the leader's own, under a deadline;
    if that fails or runs out of time, log **one** warning and assign as if every lag were 0
    (the strategy then balances partition counts): a rebalance never fails because of lag;
-3. run the strategy and hand back partitions per member (:class:`LeaderAssignment`); under the
-   cooperative protocol, without the partitions still held by another member
-   (:mod:`lagassign.strategies.cooperative`).
+3. run the strategy and hand back partitions per member (:class:`LeaderAssignment`); for a
+   strategy that supports the cooperative protocol, without the partitions another member
+   still consumes (:mod:`lagassign.strategies.cooperative`), whatever protocol the leader runs
+   itself: members of one group may run different ones while it switches.
 
 It also holds what both adapters take from the application: the group, the lag settings and
 the consumer's connection settings, turned into librdkafka properties for the reader
-(:class:`AssignorSettings`); and the client-independent parts of the wire format: the user data
-that carries a member's owned partitions and generation when the client's subscription has no
-fields for them (:func:`encode_user_data`).
+(:class:`AssignorSettings`); and the client-independent parts of the wire format: what a
+member tells the leader (:func:`sends_consuming`, :func:`sends_previous`) and the user data that
+carries its previous assignment and generation (:func:`encode_user_data`).
+
+What a member sends follows Kafka. The subscription's owned-partitions field lists what the
+member *still consumes*: its assignment on the cooperative protocol, nothing on the eager one
+(eager members revoke everything before they join). Its previous assignment, which sticky
+strategies keep as far as they can, travels in the user data, in the layout of Kafka's
+``StickyAssignor``, under either protocol. The leader keeps the two apart: stickiness from the
+field or else the user data (``Subscription.owned``), what is in flight from the field only
+(``Subscription.consuming``).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from lagassign.model import (
+    NO_GENERATION,
     Assignment,
     Group,
     Member,
@@ -44,7 +54,7 @@ from lagassign.model import (
     java_order,
 )
 from lagassign.strategies import RebalanceProtocol, Strategy, create
-from lagassign.strategies.cooperative import assign_cooperatively, withholds_itself
+from lagassign.strategies.cooperative import assign_cooperatively
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +77,12 @@ LagSource = Literal["offsets", "unavailable", "unused"]
 
 @dataclass(frozen=True, slots=True)
 class Subscription:
-    """A member of the group as the leader sees it in the member's JoinGroup metadata."""
+    """A member of the group as the leader sees it in the member's JoinGroup metadata.
+
+    ``owned``: the member's previous assignment, which sticky strategies keep (the
+    owned-partitions field, else the user data); ``consuming``: what it still consumes, the
+    owned-partitions field only (empty for a member on the eager protocol).
+    """
 
     member_id: str
     topics: tuple[str, ...]
@@ -75,6 +90,7 @@ class Subscription:
     generation: int | None = None
     instance_id: str | None = None
     rack: str | None = None
+    consuming: tuple[TopicPartition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,8 +101,11 @@ class LeaderAssignment:
     failed (every lag was taken as 0; ``error`` says why) and ``"unused"`` when the strategy
     does not read lag (or no subscribed topic has partitions). ``seconds`` is the time the
     whole assignment took, reading included; ``prefetched`` says the offsets (or the failure)
-    came from :meth:`GroupAssignor.prefetch`. ``withheld``: the partitions the cooperative
-    protocol held back this round because another member still holds them.
+    came from :meth:`GroupAssignor.prefetch`. ``protocol`` is the one the leader runs.
+    ``withheld``: the partitions held back this round because a member other than the one the
+    strategy gives them to still consumes them (whatever ``protocol``; only strategies that
+    support the cooperative protocol withhold); ``consuming``: what each member reported it
+    still consumes (members that consume nothing are left out).
     """
 
     strategy: str
@@ -98,6 +117,7 @@ class LeaderAssignment:
     prefetched: bool = False
     protocol: RebalanceProtocol = RebalanceProtocol.EAGER
     withheld: tuple[TopicPartition, ...] = ()
+    consuming: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
 
     def partitions(self, member_id: str) -> tuple[TopicPartition, ...]:
         return self.assignment[member_id]
@@ -205,11 +225,13 @@ class AssignorSettings:
 
 
 class GroupAssignor:
-    """One strategy, as the group leader runs it under one protocol (see the module docstring).
+    """One strategy, as a member running ``protocol`` uses it (see the module docstring).
 
-    ``strategy`` must support ``protocol``. Under the cooperative protocol the leader gives a
-    member no partition that another member still holds
-    (:func:`~lagassign.strategies.cooperative.assign_cooperatively`).
+    ``strategy`` must support ``protocol``, which decides what the member sends
+    (:attr:`sends_consuming`, :attr:`sends_previous`). As the leader, for a strategy that
+    supports the cooperative protocol, it gives a member no partition that another member still
+    consumes (:func:`~lagassign.strategies.cooperative.assign_cooperatively`), whatever
+    ``protocol``.
     """
 
     def __init__(
@@ -251,9 +273,16 @@ class GroupAssignor:
         return self.settings.lag_timeout
 
     @property
-    def sends_owned(self) -> bool:
-        """Whether members tell the leader what they own (see :func:`sends_owned`)."""
-        return sends_owned(self.strategy, self.protocol)
+    def sends_consuming(self) -> bool:
+        """Whether the member lists its assignment in the owned-partitions field
+        (:func:`sends_consuming`)."""
+        return sends_consuming(self.protocol)
+
+    @property
+    def sends_previous(self) -> bool:
+        """Whether the member sends its previous assignment in the user data
+        (:func:`sends_previous`)."""
+        return sends_previous(self.strategy, self.protocol)
 
     @property
     def name(self) -> str:
@@ -342,11 +371,13 @@ class GroupAssignor:
             offsets,
             auto_offset_reset=self.settings.auto_offset_reset,
         )
-        if self.protocol is RebalanceProtocol.COOPERATIVE:
-            assignment = assign_cooperatively(self.strategy, group)
-            withheld = _unassigned(group, assignment)
+        consuming = _consuming(subscriptions, group)
+        withheld: tuple[TopicPartition, ...] = ()
+        if RebalanceProtocol.COOPERATIVE in self.strategy.protocols:
+            assignment, moving = assign_cooperatively(self.strategy, group, consuming)
+            withheld = tuple(sorted(moving, key=TopicPartition.sort_key))
         else:
-            assignment, withheld = self.strategy.assign(group), ()
+            assignment = self.strategy.assign(group)
         seconds = time.monotonic() - started
         log.debug(
             "lagassign: group %r, strategy %r (%s), lag %s%s: %s, withheld %s (%.3f s)",
@@ -369,6 +400,7 @@ class GroupAssignor:
             used_prefetch and lag != "unused",
             self.protocol,
             withheld,
+            consuming,
         )
 
 
@@ -380,11 +412,15 @@ class _Prefetch:
     error: str | None
 
 
-def _unassigned(group: Group, assignment: Assignment) -> tuple[TopicPartition, ...]:
-    """Partitions of subscribed topics that ``assignment`` gives to nobody."""
-    assigned = assignment.owners()
-    subscribed = {t for m in group.members for t in m.topics}
-    return tuple(p.tp for p in group.partitions() if p.topic in subscribed and p.tp not in assigned)
+def _consuming(
+    subscriptions: Sequence[Subscription], group: Group
+) -> dict[str, tuple[TopicPartition, ...]]:
+    """What each member still consumes, of the partitions ``group`` knows (as for owned
+    partitions, those of deleted or unsubscribed topics are left out); members consuming
+    nothing are left out."""
+    known = {p.tp for p in group.partitions()}
+    consuming = {s.member_id: tuple(tp for tp in s.consuming if tp in known) for s in subscriptions}
+    return {mid: tps for mid, tps in consuming.items() if tps}
 
 
 def _partitions(
@@ -450,17 +486,26 @@ def _all_partitions(partitions: Mapping[str, Collection[int]]) -> Iterable[Topic
             yield TopicPartition(name, number)
 
 
-def sends_owned(strategy: Strategy, protocol: RebalanceProtocol) -> bool:
-    """Whether a member tells the leader the partitions it owns.
+def sends_consuming(protocol: RebalanceProtocol) -> bool:
+    """Whether a member lists its assignment in the owned-partitions field, which tells the
+    leader what the member still consumes while the group rebalances: only on the cooperative
+    protocol. Eager members revoke everything before they join, so, as in Kafka, they list
+    nothing; a leader would otherwise withhold their partitions from the members it gives them
+    to, and since an eager member does not rejoin when it loses partitions, nothing would
+    assign them until the next rebalance."""
+    return protocol is RebalanceProtocol.COOPERATIVE
 
-    Always, except for a strategy whose ``assign`` withholds partitions changing owner by
-    itself (cooperative-sticky) run under the eager protocol: eager members revoke everything
-    before they join, so, as in Kafka, they own nothing; withheld partitions would otherwise
-    stay unassigned, because only the cooperative protocol rebalances again once their owner
-    has revoked them. A sticky strategy that prefers eager (``sticky``, ``balanced``) keeps
-    what members owned under either protocol.
+
+def sends_previous(strategy: Strategy, protocol: RebalanceProtocol) -> bool:
+    """Whether a member sends its previous assignment in the user data, for stickiness.
+
+    Always, except for a strategy that withholds by itself (``Strategy.withholds_moving``:
+    cooperative-sticky) run under the eager protocol: as Kafka's ``CooperativeStickyAssignor``,
+    it reads only what members still consume, so its eager members send nothing. A sticky
+    strategy that prefers eager (``sticky``, ``balanced``) keeps what members owned under
+    either protocol.
     """
-    return protocol is RebalanceProtocol.COOPERATIVE or not withholds_itself(strategy)
+    return protocol is RebalanceProtocol.COOPERATIVE or not strategy.withholds_moving
 
 
 def protocol_for(strategies: Sequence[Strategy]) -> RebalanceProtocol:
@@ -534,13 +579,11 @@ def client_properties(
     return props
 
 
-# -- user data: owned partitions and generation ----------------------------------------------
-
-_NO_GENERATION = -1
+# -- user data: previous assignment and generation -------------------------------------------
 
 
 def encode_user_data(owned: Iterable[TopicPartition], generation: int | None) -> bytes:
-    """A member's owned partitions and generation as subscription user data.
+    """A member's previous assignment and generation as subscription user data.
 
     The layout is that of Kafka's ``StickyAssignor`` user data, version 1 (what Java's eager
     sticky assignor and aiokafka's ``StickyPartitionAssignor`` send): an array of (topic: string,
@@ -556,12 +599,12 @@ def encode_user_data(owned: Iterable[TopicPartition], generation: int | None) ->
         out.append(struct.pack(">h", len(name)))
         out.append(name)
         out.append(struct.pack(f">i{len(partitions)}i", len(partitions), *partitions))
-    out.append(struct.pack(">i", _NO_GENERATION if generation is None else generation))
+    out.append(struct.pack(">i", NO_GENERATION if generation is None else generation))
     return b"".join(out)
 
 
 def decode_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int | None]:
-    """Owned partitions and generation from :func:`encode_user_data`'s bytes.
+    """Previous assignment and generation from :func:`encode_user_data`'s bytes.
 
     Empty or unreadable user data (a member of another assignor) means nothing owned and no
     generation. Version 0 (no generation) is read too.

@@ -42,20 +42,27 @@ either way. What is left is the window every assignor has (the assignment itself
 SyncGroup round trip); a consumer that iterates (``for record in consumer``) or polls without a
 deadline (``poll(timeout_ms=float("inf"))``) has none.
 
-Rebalance protocol: kafka-python 3 implements KIP-429, and a consumer runs the cooperative
-protocol when every one of its assignors supports it. An instance built here declares exactly
-one protocol: the one asked for (``protocol=``), else the strategy's preferred one, and for a
-list from :func:`assignors` the first strategy's most preferred protocol that all of them
-support. ``cooperative-sticky`` prefers the cooperative protocol; ``balanced`` supports it and
-then withholds, for one round, every partition that another member still holds
-(:mod:`lagassign.strategies.cooperative`); the others are eager only. Under the eager protocol
-``cooperative-sticky`` sends no owned partitions (eager members revoke everything before they
-join, as in Kafka), so it withholds nothing.
+Rebalance protocol: kafka-python 3 implements KIP-429. A consumer runs the highest protocol
+that all of its assignors declare (``supported_protocols()``) and refuses to start if they
+declare none in common. An instance built here declares exactly one protocol, the one it runs:
+the one asked for (``protocol=``), else the strategy's preferred one, and for a list from
+:func:`assignors` the first strategy's most preferred protocol that all of them support. It
+must know which protocol its consumer runs, because that decides what it tells the leader; an
+instance declaring both could not know, since the other assignors of the consumer decide.
+``cooperative-sticky`` prefers the cooperative protocol; ``balanced`` supports it; the others
+are eager only. For both, a leader withholds for one round every partition another member
+still consumes (:mod:`lagassign.strategies.cooperative`), whichever protocol it runs itself,
+so members of one group may run different protocols while it switches (docs/consumers.md).
 
 Member metadata is ``ConsumerProtocolSubscription`` version 3: topics, owned partitions,
-generation and ``client_rack``; the user data repeats owned partitions and generation in the
-layout of Kafka's sticky assignor (:func:`~lagassign.kafka.group.encode_user_data`), which a
-leader reads when the owned-partitions field is empty (members on aiokafka, Java's ``sticky``).
+generation and ``client_rack``. As in Kafka, the owned-partitions field lists what the member
+still consumes: its assignment on the cooperative protocol, nothing on the eager one (eager
+members revoke everything before they join). The user data carries the previous assignment
+and generation, under either protocol, in the layout of Kafka's sticky assignor
+(:func:`~lagassign.kafka.group.encode_user_data`), for sticky strategies; ``cooperative-sticky``
+run eagerly sends none, as Kafka's. A leader keeps stickiness from the field, else the user data
+(members on aiokafka or on the eager protocol, Java's ``sticky``), and decides what is in flight
+from the field only.
 """
 
 from __future__ import annotations
@@ -141,8 +148,14 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
         if self._led_last:
             self.glue.prefetch(topics | self._group_topics)
-        owned = self._owned if self.glue.sends_owned else ()
-        return encode_subscription(topics, owned, self._generation, self.client_rack)
+        previous = self._owned if self.glue.sends_previous else ()
+        return encode_subscription(
+            topics,
+            previous,
+            self._generation,
+            self.client_rack,
+            consuming=self.glue.sends_consuming,
+        )
 
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
         """The leader's assignment: ``{member_id: ConsumerProtocolAssignment}``."""
@@ -176,11 +189,17 @@ def encode_subscription(
     owned: Iterable[TopicPartition],
     generation: int | None,
     rack: str | None = None,
+    *,
+    consuming: bool,
 ) -> Any:
-    """A ``ConsumerProtocolSubscription`` (version 3) as kafka-python sends it."""
+    """A ``ConsumerProtocolSubscription`` (version 3) as kafka-python sends it.
+
+    ``owned``, the member's previous assignment, goes in the user data, and, if the member
+    still consumes it (``consuming``: the cooperative protocol), in the owned-partitions field.
+    """
     owned = tuple(owned)
     grouped: dict[str, list[int]] = {}
-    for tp in owned:
+    for tp in owned if consuming else ():
         grouped.setdefault(tp.topic, []).append(tp.partition)
     owned_field = [
         ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=sorted(ps))
@@ -201,28 +220,27 @@ def decode_subscription(
 ) -> Subscription:
     """A member's subscription (decoded by kafka-python, or its bytes) as the leader sees it.
 
-    Owned partitions come from the owned-partitions field (version 1+), else from sticky user
-    data; the generation from the generation field (version 2+), else from the user data.
+    What the member still consumes comes from the owned-partitions field (version 1+) only;
+    its previous assignment from that field, else from sticky user data; the generation from
+    the generation field (version 2+), else from the user data.
     """
     if isinstance(metadata, (bytes, bytearray, memoryview)):
         metadata = ConsumerProtocolSubscription.decode(bytes(metadata))
     from_user_data, user_generation = decode_user_data(getattr(metadata, "user_data", None))
-    owned = (
-        tuple(
-            TopicPartition(tp.topic, p)
-            for tp in getattr(metadata, "owned_partitions", None) or ()
-            for p in tp.partitions
-        )
-        or from_user_data
+    consuming = tuple(
+        TopicPartition(tp.topic, p)
+        for tp in getattr(metadata, "owned_partitions", None) or ()
+        for p in tp.partitions
     )
     generation = getattr(metadata, "generation_id", -1)
     return Subscription(
         member_id=member_id,
         topics=tuple(metadata.topics),
-        owned=owned,
+        owned=consuming or from_user_data,
         generation=generation if generation is not None and generation >= 0 else user_generation,
         instance_id=instance_id or None,
         rack=getattr(metadata, "rack_id", None) or None,
+        consuming=consuming,
     )
 
 
@@ -240,7 +258,8 @@ def assignor(
     the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``, ``sasl_*`` and
     ``ssl_*`` settings for the leader's offsets reader (strategies that read lag need
     ``bootstrap_servers``); see :meth:`~lagassign.kafka.group.AssignorSettings.of`.
-    ``protocol``: the strategy's preferred one unless given. ``client_rack``: the consumer's.
+    ``protocol``: the one the consumer runs, the strategy's preferred one unless given (the
+    instance declares only that one). ``client_rack``: the consumer's.
     """
     strategy = create(name)
     chosen = strategy.protocols[0] if protocol is None else RebalanceProtocol(protocol)

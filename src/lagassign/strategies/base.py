@@ -36,6 +36,10 @@ class Strategy(ABC):
     name: ClassVar[str]
     #: protocols the strategy supports, preferred first
     protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+    #: whether ``assign`` itself leaves out the partitions changing owner (cooperative-sticky,
+    #: by Kafka's rules); otherwise a strategy that supports the cooperative protocol computes
+    #: the target and :mod:`lagassign.strategies.cooperative` withholds
+    withholds_moving: ClassVar[bool] = False
     #: whether the strategy reads partition lag (the adapters fetch offsets only then)
     uses_lag: ClassVar[bool] = False
 

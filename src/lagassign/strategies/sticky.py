@@ -1152,6 +1152,7 @@ class CooperativeStickyAssignor(Strategy):
 
     name = "cooperative-sticky"
     protocols = (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
+    withholds_moving = True
 
     def assign(self, group: Group) -> Assignment:
         result = _sticky_assign(group, eager=False)
