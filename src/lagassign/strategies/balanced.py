@@ -104,8 +104,19 @@ class _State:
     tie: list[int]
     #: (topic index, member) -> that member's partitions of the topic, lightest first
     held: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = field(default_factory=dict)
+    #: topic index -> the member of each partition (in the topic's order), for topics where
+    #: nobody takes more than one; written into ``held`` only if the search needs it, because
+    #: on huge groups that is most of the work and the construction often reaches the bound
+    placed: dict[int, list[int]] = field(default_factory=dict)
     global_floor: int = 0
     global_ceil: int = 0
+
+    def materialize(self) -> None:
+        """Write ``placed`` into ``held``."""
+        for t, members in self.placed.items():
+            for m, item in zip(members, self.topics[t].partitions, strict=True):
+                self.held[(t, m)] = [item]
+        self.placed.clear()
 
     def holding(self, t: int, m: int) -> list[tuple[float, TopicPartition]]:
         return self.held.setdefault((t, m), [])
@@ -143,7 +154,7 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topi
     topics.sort(
         key=lambda t: (
             -(t.partitions[0][0] if t.partitions else 0),
-            -sum(w for w, _ in t.partitions),
+            -sum(map(itemgetter(0), t.partitions)),
         )
     )
     return topics
@@ -168,6 +179,8 @@ def _new_state(group: Group, topics: list[_Topic]) -> _State:
 def _construct_by_topic(state: _State) -> None:
     """Topic by topic, hottest first; within a topic, hottest partition to the least loaded."""
     load, count, tie, held = state.load, state.count, state.tie, state.held
+    if state.held or state.placed:
+        raise ValueError("construct on an empty state")
     for t, topic in enumerate(state.topics):
         extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
         quota = dict.fromkeys(topic.subscribers, topic.floor)
@@ -186,9 +199,9 @@ def _construct_by_topic(state: _State) -> None:
             # in which members take is their order as the topic starts. One sort does it.
             takers.sort(key=lambda m: (load[m], count[m], tie[m]))
             for m, item in zip(takers, topic.partitions, strict=True):
-                held[(t, m)] = [item]
                 load[m] += item[0]
                 count[m] += 1
+            state.placed[t] = takers
             continue
         heap = [(load[m], count[m], tie[m], m) for m in takers]
         heapq.heapify(heap)
@@ -342,10 +355,8 @@ class _Search:
         self.state = state
         self.budget = budget
         self.threshold = 0.0
-        self.subscribed: list[set[int]] = [set() for _ in state.load]
-        for t, topic in enumerate(state.topics):
-            for m in topic.subscribers:
-                self.subscribed[m].add(t)
+        #: member -> the topics it subscribes (indexes); filled when the search starts
+        self.subscribed: list[set[int]] = []
 
     def at_ceil(self, t: int, m: int) -> bool:
         topic = self.state.topics[t]
@@ -369,8 +380,13 @@ class _Search:
         pairs below the top is what frees room for the top member on a later sweep.
         """
         load = self.state.load
-        if not load:
-            return  # a group without members: nothing to improve
+        if not load or max(load) <= target:
+            return  # nothing to improve, or nothing can be better
+        self.state.materialize()
+        self.subscribed = [set() for _ in load]
+        for t, topic in enumerate(self.state.topics):
+            for m in topic.subscribers:
+                self.subscribed[m].add(t)
         changed = True
         while changed and self.budget > 0:
             changed = False
@@ -657,6 +673,8 @@ def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartitio
     import numpy as np
     from scipy.optimize import linear_sum_assignment
 
+    state.materialize()
+
     alike: dict[frozenset[str], list[int]] = {}
     for i, member in enumerate(group.members):
         alike.setdefault(member.topics, []).append(i)
@@ -708,6 +726,11 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
     """Each member's partitions in topic order (as Java compares names), then by number."""
     assigned: list[list[TopicPartition]] = [[] for _ in group.members]
     for t, topic in sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name)):
+        placed = state.placed.get(t)
+        if placed is not None:
+            for m, item in zip(placed, topic.partitions, strict=True):
+                assigned[m].append(item[1])
+            continue
         for m in topic.subscribers:
             items = state.held.get((t, m))
             if not items:
