@@ -27,7 +27,6 @@ It stops by itself after ``--max-seconds`` or once its parent is gone.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -36,17 +35,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-# run as a script: make `lagassign` (src) importable even without an installed package
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+# run as a script: make `lagassign` (src) and `tests` importable without an installed package
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]
 
-_out = threading.Lock()
-
-
-def emit(name: str, event: str, **fields: Any) -> None:
-    line = json.dumps({"event": event, "name": name, "time": time.time(), **fields})
-    with _out:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+from tests.kafka.processes import emit, start_watchdog  # noqa: E402
 
 
 class TokenBucket:
@@ -67,15 +60,6 @@ class TokenBucket:
             time.sleep(-self.tokens / self.rate)
 
 
-def watchdog(max_seconds: float) -> None:
-    deadline = time.monotonic() + max_seconds
-    parent = os.getppid()
-    while time.monotonic() < deadline and os.getppid() == parent:
-        time.sleep(0.5)
-    sys.stdout.flush()
-    os._exit(0)
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bootstrap", required=True)
@@ -93,7 +77,7 @@ def main() -> None:
         stream=sys.stderr,
         format=f"%(asctime)s {args.name} %(levelname)s %(name)s: %(message)s",
     )
-    threading.Thread(target=watchdog, args=(args.max_seconds,), daemon=True).start()
+    start_watchdog(args.max_seconds)
 
     from kafka import KafkaConsumer
     from kafka.consumer.subscription_state import ConsumerRebalanceListener

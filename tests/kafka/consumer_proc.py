@@ -36,27 +36,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-# run as a script: make `lagassign` (src) importable even without an installed package
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+# run as a script: make `lagassign` (src) and `tests` importable without an installed package
+_ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(_ROOT / "src"), str(_ROOT)]
 
-_out_lock = threading.Lock()
-
-
-def emit(name: str, event: str, **fields: Any) -> None:
-    line = json.dumps({"event": event, "name": name, "time": time.time(), **fields})
-    with _out_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+from tests.kafka.processes import emit, start_watchdog  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -119,17 +110,6 @@ def ranges(records: Iterable[Any]) -> list[list[Any]]:
 
 def tp_list(tps: Iterable[Any]) -> list[list[Any]]:
     return sorted([tp.topic, tp.partition] for tp in tps)
-
-
-def watchdog(max_seconds: float) -> None:
-    """Ends the process after ``max_seconds`` or once its parent is gone. A thread, because
-    kafka-python's loop blocks in ``poll()`` without a deadline (see :class:`KafkaPython`)."""
-    deadline = time.monotonic() + max_seconds
-    parent = os.getppid()
-    while time.monotonic() < deadline and os.getppid() == parent:
-        time.sleep(0.5)
-    sys.stdout.flush()
-    os._exit(0)
 
 
 # -- what the tests see of a member ----------------------------------------------------------
@@ -341,7 +321,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     for logger in args.debug:
         logging.getLogger(logger).setLevel(logging.DEBUG)
-    threading.Thread(target=watchdog, args=(args.max_seconds,), daemon=True).start()
+    start_watchdog(args.max_seconds)
 
     async def run() -> None:
         # aiokafka's consumer must be made inside the running event loop

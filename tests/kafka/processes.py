@@ -3,8 +3,9 @@
 The real-broker tests (``tests/kafka/consumer_proc.py``) and benchmarks
 (``bench/consumer_capped.py``) run their group members as such processes and read what they
 report: :class:`Processes` starts them and reads each one's events on a thread of its own;
-:meth:`Processes.close` ends every process it started. No pytest here: the benchmarks use it
-too.
+:meth:`Processes.close` ends every process it started. The children write their events with
+:func:`emit` and bound their own life with :func:`start_watchdog`. No pytest here: the
+benchmarks use it too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +24,37 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# -- the child's side ----------------------------------------------------------------------
+
+_emitting = threading.Lock()
+
+
+def emit(name: str, event: str, **fields: Any) -> None:
+    """One event on stdout: a JSON object with ``event``, ``name`` and ``time`` (``time.time()``),
+    a line of its own even when threads report at once."""
+    line = json.dumps({"event": event, "name": name, "time": time.time(), **fields})
+    with _emitting:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def start_watchdog(max_seconds: float) -> None:
+    """End this process after ``max_seconds`` or once its parent is gone. A thread, because a
+    client's poll loop may block without a deadline (kafka-python's does)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + max_seconds
+        parent = os.getppid()
+        while time.monotonic() < deadline and os.getppid() == parent:
+            time.sleep(0.5)
+        sys.stdout.flush()
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+# -- the parent's side ---------------------------------------------------------------------
 
 
 class WaitFailed(RuntimeError):
