@@ -625,11 +625,11 @@ def balance(
     ]
     budget = search_budget // (len(constructions) + bool(owners))
     # Nothing beats this bound, so a start that reaches it needs no search and no restarts.
-    floor = _new_state(group, topics).global_floor
+    empty = _new_state(group, topics)
     bound = pigeonhole_bound(
-        (w for t in topics for w, _ in t.partitions), len(group.members), floor
+        (w for t in topics for w, _ in t.partitions), len(group.members), empty.global_floor
     )
-    if not _identical_subscriptions(group.members):
+    if not empty.identical:
         # members that alone read some topics must carry them, whatever the others do
         readers = {t.name: t.subscribers for t in topics}
         subscribed = {tp: w for t in topics for w, tp in t.partitions}
