@@ -26,7 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Member
 from lagassign.samples import Sample, suite
 from lagassign.simulate import (

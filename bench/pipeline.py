@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
 from lagassign.spark.groups import Results, plan_rows

@@ -21,7 +21,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.optimum import optimum
 from lagassign.samples import suite

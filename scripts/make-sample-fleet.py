@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lagassign.formats.describe import load_describe
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.samples import FAMILIES, generate
 from lagassign.strategies import create

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group, Member, Topic, TopicPartition
 from lagassign.optimum import optimum

@@ -7,7 +7,7 @@ import pytest
 from lagassign.formats.describe import load_describe, parse_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.group_file import load_group, parse_group
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Offsets, TopicPartition
 
 ISSUE_2_GROUP = {

@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition, java_order
 from lagassign.strategies.lag import LagAssignor
 from tests.builders import group, partitions_of

@@ -1,8 +1,8 @@
-"""The lag rules (lagassign.lag), with the Java original's four lag cases."""
+"""The lag rules (lagassign.lag_rules), with the Java original's four lag cases."""
 
 import pytest
 
-from lagassign.lag import group_lags, lag_from_offsets, partition_lag
+from lagassign.lag_rules import group_lags, lag_from_offsets, partition_lag
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 
 

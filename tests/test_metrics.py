@@ -2,7 +2,7 @@
 
 import pytest
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate, lower_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition
 from lagassign.strategies import create

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import (
     Assignment,
     Group,

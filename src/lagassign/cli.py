@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -19,8 +20,8 @@ from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.group_file import load_group
 from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsError
-from lagassign.lag import group_lags
-from lagassign.metrics import MemberLoad, member_loads
+from lagassign.lag_rules import group_lags
+from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
@@ -278,10 +279,18 @@ def _plan_json(gp: GroupPlans) -> dict[str, Any]:
                 "imbalance": p.metrics.imbalance,
                 "count_spread": p.metrics.count_spread,
                 "moves": p.metrics.moves,
+                **_catch_up_json(p.metrics),
             }
             for p in rows
         ],
     }
+
+
+def _catch_up_json(m: AssignmentMetrics) -> dict[str, float | None]:
+    """``catch_up_seconds`` when consume rates are known: seconds, null when never."""
+    if m.catch_up_seconds is None:
+        return {}
+    return {"catch_up_seconds": None if math.isinf(m.catch_up_seconds) else m.catch_up_seconds}
 
 
 def _run_plan(args: argparse.Namespace, console: Console) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from lagassign.model import Assignment, Group, TopicPartition
+from lagassign.rates import catch_up_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,9 @@ class AssignmentMetrics:
     moves: int
     #: partitions of subscribed topics not assigned (cooperative rounds withhold moving ones)
     unassigned: int
+    #: predicted seconds until every member has read its backlog (inf: never); None when no
+    #: consume rate is known (:func:`lagassign.rates.catch_up_seconds`)
+    catch_up_seconds: float | None = None
 
     @property
     def max_member_lag(self) -> int:
@@ -122,7 +126,8 @@ def moves(group: Group, assignment: Assignment) -> int:
 def evaluate(
     group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
 ) -> AssignmentMetrics:
-    """Metrics of ``assignment`` for ``group``; ``lags`` from :func:`lagassign.lag.group_lags`."""
+    """Metrics of ``assignment`` for ``group``; ``lags`` from
+    :func:`lagassign.lag_rules.group_lags`."""
     readers: dict[str, list[str]] = {}
     for m in group.members:
         for t in m.topics:
@@ -135,4 +140,5 @@ def evaluate(
         lower_bound=lower_bound(in_scope, len(group.members), readers),
         moves=moves(group, assignment),
         unassigned=sum(1 for tp in in_scope if tp not in assigned),
+        catch_up_seconds=catch_up_seconds(group, assignment, lags),
     )

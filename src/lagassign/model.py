@@ -144,6 +144,10 @@ class Member:
     rack: str | None = None
     owned: tuple[TopicPartition, ...] = ()
     generation: int | None = None
+    #: the member's ``client.id`` and host, as the group coordinator describes them (reports
+    #: show them; no strategy reads them)
+    client_id: str | None = None
+    host: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id:

@@ -1,6 +1,9 @@
-"""What each strategy would assign for a group, with its metrics: the core's main entry point.
+"""One rebalance round, and what each strategy would assign for a group with its metrics: the
+core's main entry point.
 
-offsets -> lag -> assignment -> metrics; the CLI, the pipeline and the reports all come here.
+offsets -> lag -> assignment -> metrics. The CLI, the pipeline and the reports come here for
+plans; the consumer-group adapters and the simulator come here for each rebalance round
+(:func:`rebalance_round`), so that a round means the same thing wherever it happens.
 """
 
 from __future__ import annotations
@@ -8,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, evaluate
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.strategies import Strategy, create, names
+from lagassign.strategies import RebalanceProtocol, Strategy, create, names
+from lagassign.strategies.cooperative import Consuming, RebalanceRound, assign_cooperatively
 
 #: the name under which the members' current assignment is shown beside the strategies
 CURRENT = "current"
@@ -33,8 +37,38 @@ class GroupPlans:
     current: Plan | None = None
 
 
+def rebalance_round(
+    strategy: Strategy, group: Group, consuming: Consuming | None = None
+) -> RebalanceRound:
+    """What ``strategy`` assigns ``group`` in one rebalance round, and what it withholds.
+
+    ``consuming``: what each member still consumes, as it reports in the owned-partitions field
+    (a member without an entry consumes nothing). ``None``: as the strategy's own protocol
+    (its first) has it: under the cooperative protocol every member still consumes what it
+    owns; under the eager protocol nobody consumes anything, for members revoke everything
+    before they join.
+
+    A strategy that supports the cooperative protocol withholds, by
+    :mod:`lagassign.strategies.cooperative`, every partition it would hand from a member still
+    consuming it to another, whatever protocol the leader runs; any other strategy assigns
+    every partition and withholds nothing.
+
+    Example: ``a`` owns t-0..t-3 and ``b`` joins. ``range`` gives ``a`` [t-0, t-1] and ``b``
+    [t-2, t-3] at once. ``cooperative-sticky`` (cooperative) gives ``a`` [t-0, t-1] and ``b``
+    nothing this round, withholding t-2 and t-3 until ``a`` has revoked them. ``balanced``
+    (eager first) gives its whole target; with ``consuming={"a": [t-0..t-3]}`` it withholds
+    what moves, as ``cooperative-sticky`` does.
+    """
+    if RebalanceProtocol.COOPERATIVE not in strategy.protocols:
+        return RebalanceRound(strategy.assign(group), frozenset())
+    if consuming is None and strategy.protocols[0] is RebalanceProtocol.EAGER:
+        consuming = {}
+    return assign_cooperatively(strategy, group, consuming)
+
+
 def plan_with(group: Group, strategy: Strategy, lags: dict[TopicPartition, int]) -> Plan:
-    assignment = strategy.assign(group)
+    """One round of ``strategy`` on ``group`` under its own protocol, with its metrics."""
+    assignment = rebalance_round(strategy, group).assignment
     return Plan(strategy.name, assignment, evaluate(group, assignment, lags))
 
 

@@ -53,7 +53,7 @@ from types import MappingProxyType
 from typing import Any
 
 from lagassign.formats.group_file import _Reader
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Member, ModelError, Partition, Topic, TopicPartition
 from lagassign.samples import generate
 from lagassign.strategies import RebalanceProtocol, Strategy, create, names

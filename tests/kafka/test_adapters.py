@@ -701,7 +701,7 @@ def test_build_group_derives_lag_from_offsets() -> None:
         {TopicPartition("t", 0): Offsets(10, 50, None), TopicPartition("t", 1): Offsets(0, 8, 3)},
         auto_offset_reset="earliest",
     )
-    from lagassign.lag import group_lags
+    from lagassign.lag_rules import group_lags
 
     assert group_lags(group) == {
         TopicPartition("t", 0): 40,

@@ -26,7 +26,7 @@ from lagassign.kafka.offsets import (
     OffsetsReader,
     PartitionState,
 )
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.model import Offsets, TopicPartition
 from tests.kafka.broker import closed_port, commit, produce
 

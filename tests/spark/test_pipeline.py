@@ -25,7 +25,7 @@ from pyspark.sql import SparkSession
 from lagassign import cli
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
-from lagassign.lag import lag_from_offsets
+from lagassign.lag_rules import lag_from_offsets
 from lagassign.model import Group, Member, Offsets, Partition, Topic
 from lagassign.plan import plan_group
 from lagassign.spark.groups import build_group

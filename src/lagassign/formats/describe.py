@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lagassign.formats.errors import InputError, read_text
-from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 
 _REQUIRED = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lagassign.formats.errors import InputError, read_text
-from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
 
 _GROUP_KEYS = {"group", "auto_offset_reset", "topics", "members"}

@@ -451,7 +451,7 @@ def build_group(
     """The model group the leader sees.
 
     ``partitions`` gives the partition numbers of each subscribed topic; a partition with
-    offsets gets them (the lag rules of :mod:`lagassign.lag` then apply), one without gets lag
+    offsets gets them (the lag rules of :mod:`lagassign.lag_rules` then apply), one without gets lag
     0. Owned partitions that are not in ``partitions`` (a topic deleted or no longer
     subscribed) are left out, as Kafka's assignors ignore them.
     """

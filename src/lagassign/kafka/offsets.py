@@ -4,7 +4,7 @@ This is an edge: it reads what the cluster knows about a consumer group (committ
 log start and log end of every partition, replica racks, the members and what they own) and
 hands it to the core as model objects. It computes no lag: :meth:`GroupSnapshot.to_group` gives
 a :class:`~lagassign.model.Group` whose partitions carry :class:`~lagassign.model.Offsets`, and
-:mod:`lagassign.lag` derives lag from them.
+:mod:`lagassign.lag_rules` derives lag from them.
 
 Every read has one deadline (``timeout`` seconds from its start). Requests are batched (one
 ``describe_topics`` for all topics, one ``list_offsets`` per offset spec for all partitions, one

@@ -31,6 +31,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from lagassign.report.text import duration
+
 #: the name of the members' current assignment in the tables (lagassign.plan.CURRENT)
 CURRENT = "current"
 #: strategies the per-group charts compare with the current assignment, when planned
@@ -146,18 +148,6 @@ def _lag(n: float) -> str:
     if n >= 10_000:
         return f"{n / 1e3:,.0f}k"
     return f"{n:,.0f}"
-
-
-def _seconds(s: float | None) -> str:
-    if s is None or math.isnan(s):
-        return "–"
-    if math.isinf(s):
-        return "never"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +422,7 @@ def write_report(
                     f"{s.worst:.2f}×",
                     f"{s.near:.0%}",
                     f"{s.moves:,}" if s.strategy != CURRENT else "–",
-                    _seconds(s.catch_up),
+                    duration(s.catch_up),
                 )
                 for s in summary
             ],
@@ -470,8 +460,8 @@ def write_report(
                 row.append(f"{_lag(g.max_member_lag)} ({g.imbalance:.2f}×)" if g else "–")
             row.append(str(last.moves) if last else "–")
             row.append(
-                f"{_seconds(now.catch_up_s if now else None)} → "
-                f"{_seconds(last.catch_up_s if last else None)}"
+                f"{duration(now.catch_up_s if now else None)} → "
+                f"{duration(last.catch_up_s if last else None)}"
             )
             rows.append(row)
         parts.append(_table(header, rows))

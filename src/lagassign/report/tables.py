@@ -10,6 +10,7 @@ from lagassign.kafka.offsets import GroupSnapshot
 from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, TopicPartition
 from lagassign.plan import GroupPlans, Plan
+from lagassign.report.text import NEVER, UNKNOWN, duration
 
 
 def _fmt_partitions(assignment: Assignment, member_id: str, limit: int = 12) -> str:
@@ -34,14 +35,15 @@ def assignment_table(plan: Plan) -> Table:
     return table
 
 
-def summary_row(m: AssignmentMetrics) -> list[str]:
-    return [
+def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str]:
+    cells = [
         f"{m.max_member_lag:,}",
         f"{m.mean_member_lag:,.0f}",
         f"{m.imbalance:.3f}",
         str(m.count_spread),
         str(m.moves),
     ]
+    return [*cells, duration(m.catch_up_seconds)] if catch_up else cells
 
 
 def plan_summary_table(gp: GroupPlans) -> Table:
@@ -63,8 +65,18 @@ def plan_summary_table(gp: GroupPlans) -> Table:
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     rows = ([gp.current] if gp.current else []) + list(gp.plans)
+    # catch-up is predicted only from measured consume rates; without them the column is left out
+    catch_up = any(plan.metrics.catch_up_seconds is not None for plan in rows)
+    if catch_up:
+        table.add_column("catch-up", justify="right")
+        table.caption = (
+            "catch-up: predicted time until every member has read its backlog at the group's "
+            f"measured consume rate, shared evenly; {NEVER}: some member takes in more than its "
+            f"share; {UNKNOWN}: no consume rate known"
+        )
+        table.caption_justify = "left"
     for plan in rows:
-        table.add_row(plan.strategy, *summary_row(plan.metrics))
+        table.add_row(plan.strategy, *summary_row(plan.metrics, catch_up))
     return table
 
 

@@ -2,9 +2,9 @@
 
 Pure Python and pyarrow: the pipeline calls :func:`plan_rows` on its executors once per group
 (``groupBy("group").applyInArrow``), and the benchmark's plain loop calls it directly. Lag comes
-from :func:`lagassign.lag.group_lags`, the plans and their metrics from
-:func:`lagassign.plan.plan_group`, each plan's predicted catch-up time from
-:func:`lagassign.rates.catch_up_seconds`: nothing here assigns a partition or computes a lag.
+from :func:`lagassign.lag_rules.group_lags`, the plans and their metrics from
+:func:`lagassign.plan.plan_group` (each plan's predicted catch-up time among them): nothing
+here assigns a partition or computes a lag.
 
 The rows of a group make the model group this way: its members are the distinct non-null
 ``member_id``\\ s, each owning the partitions of its rows; a member subscribes its ``subscribed``
@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from lagassign.formats.errors import InputError
-from lagassign.lag import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import (
     Group,
     Member,
@@ -34,7 +34,6 @@ from lagassign.model import (
     java_order,
 )
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
-from lagassign.rates import catch_up_seconds
 from lagassign.spark.schema import RESULT_SCHEMA
 from lagassign.spark.snapshot import place
 
@@ -234,7 +233,7 @@ class Results:
             count_spread=metrics.count_spread,
             moves=metrics.moves,
             unassigned=metrics.unassigned,
-            catch_up_s=catch_up_seconds(gp.group, plan.assignment, gp.lags),
+            catch_up_s=plan.metrics.catch_up_seconds,
         )
 
 

@@ -12,7 +12,7 @@
    stops the run here with one line naming the file, the row and the column.
 2. **Plan**: ``groupBy("group").applyInArrow`` hands each group's rows to
    :func:`lagassign.spark.groups.plan_rows`, which builds the model group and calls the core's
-   :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag`, every strategy from the
+   :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag_rules`, every strategy from the
    registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
    core's.
 3. **Write** (:mod:`lagassign.spark.outputs`): the four Parquet tables, ``report.html`` with its

@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from lagassign.lag import group_lags
+from lagassign.lag_rules import group_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
 from lagassign.rates import drain_weights, has_rates

@@ -50,9 +50,9 @@ from lagassign.strategies.base import RebalanceProtocol, Strategy
 Consuming = Mapping[str, Iterable[TopicPartition]]
 
 
-class CooperativeRound(NamedTuple):
-    """This round's assignment and the partitions it withholds because a member other than
-    the one they go to still consumes them."""
+class RebalanceRound(NamedTuple):
+    """One round's assignment and the partitions it withholds because a member other than
+    the one they go to still consumes them (none under a strategy that withholds nothing)."""
 
     assignment: Assignment
     withheld: frozenset[TopicPartition]
@@ -91,7 +91,7 @@ def withhold(
 
 def assign_cooperatively(
     strategy: Strategy, group: Group, consuming: Consuming | None = None
-) -> CooperativeRound:
+) -> RebalanceRound:
     """What ``strategy`` assigns ``group`` this round under the cooperative protocol.
 
     ``consuming``: what each member reports it still consumes; a member without an entry
@@ -111,10 +111,12 @@ def assign_cooperatively(
             for tp in newest_claims(current.members)
             if tp.topic in subscribed and tp not in assigned
         )
-        return CooperativeRound(assignment, withheld)
+        return RebalanceRound(assignment, withheld)
     target = strategy.assign(group)
     moving = in_flight(current.members, target.partitions)
-    return CooperativeRound(withhold(group.members, target.partitions, moving), frozenset(moving))
+    if not moving:
+        return RebalanceRound(target, frozenset())
+    return RebalanceRound(withhold(group.members, target.partitions, moving), frozenset(moving))
 
 
 def _consuming(group: Group, consuming: Consuming) -> Group:
