@@ -62,6 +62,7 @@ def test_deterministic():
     assert BalancedAssignor().assign(g) == BalancedAssignor().assign(g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sample", list(suite(8, max_partitions=40)), ids=lambda s: f"{s.family}-{s.seed}"
 )

@@ -3,38 +3,21 @@
 The session fixture ``kafka_bootstrap`` runs the same ``scripts/kafka.sh start`` a developer runs
 by hand, with ``LAGASSIGN_KAFKA_DIR`` set to a session temp dir, and ``scripts/kafka.sh stop`` at
 teardown, through :class:`tests.kafka.broker.DevBroker`, which the benchmarks use too. It never
-skips: a broker that cannot start fails the tests, with the broker's log tail. Every test in
-this folder gets the ``kafka`` marker (``pytest -m "not kafka"`` leaves them out).
+skips: a broker that cannot start fails the tests, with the broker's log tail. Every test
+that uses the broker gets the ``kafka`` marker (tests/conftest.py; ``pytest -m "not kafka"``
+leaves them out).
 """
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.kafka.broker import BrokerError, DevBroker
 
-HERE = Path(__file__).resolve().parent
-
 KafkaSh = Callable[[str], subprocess.CompletedProcess[str]]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "kafka: tests against a real Kafka broker started by scripts/kafka.sh "
-        "(needs Java 17 and Maven Central)",
-    )
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.kafka)
 
 
 @pytest.fixture(scope="session")

@@ -2,13 +2,13 @@
 
 One session for the whole test run, ``local[2]`` with 2 GB for the driver, started the way the
 pipeline starts its own (:func:`lagassign.spark.pipeline.start_session`), without the web UI.
-Every test in this folder gets the ``spark`` marker (``pytest -m "not spark"`` leaves them out).
+Every test that uses it gets the ``spark`` marker (tests/conftest.py; ``pytest -m "not spark"``
+leaves them out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
@@ -16,24 +16,12 @@ from pyspark.sql import SparkSession
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import start_session
 
-HERE = Path(__file__).resolve().parent
 MASTER = "local[2]"
 #: settings for test sessions: no web UI (ports), few shuffle partitions
 TEST_CONF = (
     ("spark.ui.enabled", "false"),
     ("spark.sql.shuffle.partitions", "4"),
 )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "spark: tests that run a local Spark session")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if HERE in item.path.parents:
-            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")
