@@ -243,7 +243,39 @@ def _assign_json(gp: GroupPlans) -> dict[str, Any]:
             for mid, tps in plan.assignment.partitions.items()
         },
         "member_lag": {m.member_id: m.lag for m in plan.metrics.members},
+        **_member_catch_up_json(plan.metrics),
     }
+
+
+def _member_catch_up_json(m: AssignmentMetrics) -> dict[str, Any]:
+    """``member_catch_up`` (seconds, null when never) and ``falls_behind`` when rates are
+    known."""
+    if m.member_catch_up is None:
+        return {}
+    return {
+        "member_catch_up": {
+            member: None if math.isinf(t) else t for member, t in m.member_catch_up.items()
+        },
+        "falls_behind": list(m.falls_behind),
+    }
+
+
+def _warn_falling_behind(gp: GroupPlans) -> None:
+    """Say so when ``balanced`` plans a member into never catching up: then no plan it found
+    keeps every member ahead of its inflow, and it has minimised the largest inflow ÷
+    capacity instead (:func:`lagassign.strategies.balanced.catch_up_plan`)."""
+    for plan in gp.plans:
+        behind = plan.metrics.falls_behind
+        if plan.strategy == "balanced" and behind and gp.time_aware:
+            shown = ", ".join(behind[:5]) + (
+                f" and {len(behind) - 5} more" if len(behind) > 5 else ""
+            )
+            print(
+                f"lagassign: warning: group {gp.group.id}: no plan balanced found keeps every "
+                f"member ahead of its inflow; it leaves the fewest behind it can by the largest "
+                f"inflow ÷ capacity ({shown} never catch up)",
+                file=sys.stderr,
+            )
 
 
 def _run_assign(args: argparse.Namespace, console: Console) -> None:
@@ -252,12 +284,13 @@ def _run_assign(args: argparse.Namespace, console: Console) -> None:
     if len(groups) > 1:
         raise CliError(f"the input holds {len(groups)} groups; choose one with --group")
     gp = plan_group(groups[0], [args.strategy])
+    _warn_falling_behind(gp)
     if args.format == "json":
         print(json.dumps(_assign_json(gp)))
         return
     from lagassign.report.tables import assignment_table, plan_summary_table
 
-    console.print(assignment_table(gp.plans[0]))
+    console.print(assignment_table(gp.plans[0], gp.capacities))
     console.print(plan_summary_table(gp))
 
 
@@ -266,6 +299,7 @@ def _plan_json(gp: GroupPlans) -> dict[str, Any]:
     return {
         "group": gp.group.id,
         "total_lag": sum(gp.lags.values()),
+        "time_aware": gp.time_aware,
         "plans": [
             {
                 "strategy": p.strategy,
@@ -280,6 +314,7 @@ def _plan_json(gp: GroupPlans) -> dict[str, Any]:
                 "count_spread": p.metrics.count_spread,
                 "moves": p.metrics.moves,
                 **_catch_up_json(p.metrics),
+                **_member_catch_up_json(p.metrics),
             }
             for p in rows
         ],
@@ -296,6 +331,8 @@ def _catch_up_json(m: AssignmentMetrics) -> dict[str, float | None]:
 def _run_plan(args: argparse.Namespace, console: Console) -> None:
     strategies = strategy_list(args.strategies) if args.strategies is not None else None
     groups = [plan_group(g, strategies) for g in _load_groups(args)]
+    for gp in groups:
+        _warn_falling_behind(gp)
     if args.format == "json":
         print(json.dumps([_plan_json(gp) for gp in groups]))
     else:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.rates import catch_up_seconds
+from lagassign.rates import capacities, member_catch_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +28,9 @@ class AssignmentMetrics:
     moves: int
     #: partitions of subscribed topics not assigned (cooperative rounds withhold moving ones)
     unassigned: int
-    #: predicted seconds until every member has read its backlog (inf: never); None when no
-    #: consume rate is known (:func:`lagassign.rates.catch_up_seconds`)
-    catch_up_seconds: float | None = None
+    #: each member's predicted seconds until it has read its backlog (inf: never); None when
+    #: no capacity or consume rate is known (:func:`lagassign.rates.member_catch_up`)
+    member_catch_up: Mapping[str, float] | None = None
 
     @property
     def max_member_lag(self) -> int:
@@ -43,6 +44,20 @@ class AssignmentMetrics:
     def imbalance(self) -> float:
         """Largest member lag divided by the lower bound; 1.0 is as good as can be."""
         return self.max_member_lag / self.lower_bound if self.lower_bound else 1.0
+
+    @property
+    def catch_up_seconds(self) -> float | None:
+        """When the slowest member has caught up (inf: some member never does)."""
+        if self.member_catch_up is None:
+            return None
+        return max(self.member_catch_up.values(), default=0.0)
+
+    @property
+    def falls_behind(self) -> tuple[str, ...]:
+        """The members that never catch up: more comes in than they can read."""
+        if self.member_catch_up is None:
+            return ()
+        return tuple(m for m, t in self.member_catch_up.items() if math.isinf(t))
 
     @property
     def count_spread(self) -> int:
@@ -128,6 +143,7 @@ def evaluate(
 ) -> AssignmentMetrics:
     """Metrics of ``assignment`` for ``group``; ``lags`` from
     :func:`lagassign.lag_rules.group_lags`."""
+    capacity = capacities(group, lags)
     readers: dict[str, list[str]] = {}
     for m in group.members:
         for t in m.topics:
@@ -140,5 +156,7 @@ def evaluate(
         lower_bound=lower_bound(in_scope, len(group.members), readers),
         moves=moves(group, assignment),
         unassigned=sum(1 for tp in in_scope if tp not in assigned),
-        catch_up_seconds=catch_up_seconds(group, assignment, lags),
+        member_catch_up=(
+            member_catch_up(group, assignment, lags, capacity) if capacity is not None else None
+        ),
     )

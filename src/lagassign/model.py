@@ -7,6 +7,7 @@ format gets the same checks and the same messages.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -148,10 +149,25 @@ class Member:
     #: show them; no strategy reads them)
     client_id: str | None = None
     host: str | None = None
+    #: messages per second the member can read, when known (:func:`lagassign.rates.capacities`
+    #: estimates it otherwise)
+    capacity: float | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
             raise ModelError("id", "member id must not be empty")
+        if self.capacity is not None:
+            try:
+                capacity = float(self.capacity)
+            except OverflowError:
+                capacity = math.inf
+            if not 0 <= capacity < math.inf:
+                raise ModelError(
+                    "capacity",
+                    f"capacity must be a non-negative number of messages per second, "
+                    f"got {str(self.capacity)[:40]}",
+                )
+            object.__setattr__(self, "capacity", capacity)
 
 
 @dataclass(frozen=True)

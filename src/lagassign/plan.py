@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, evaluate
 from lagassign.model import Assignment, Group, TopicPartition
+from lagassign.rates import Capacities, planning_capacities
 from lagassign.strategies import RebalanceProtocol, Strategy, create, names
 from lagassign.strategies.cooperative import Consuming, RebalanceRound, assign_cooperatively
 
@@ -35,6 +36,13 @@ class GroupPlans:
     plans: tuple[Plan, ...]
     #: the assignment the members own now, when they own anything
     current: Plan | None = None
+    #: the members' capacities when the group has produce rates: ``balanced`` then plans for
+    #: catch-up time (:func:`lagassign.strategies.balanced.catch_up_plan`); None: for lag
+    capacities: Capacities | None = None
+
+    @property
+    def time_aware(self) -> bool:
+        return self.capacities is not None
 
 
 def rebalance_round(
@@ -77,7 +85,9 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
     lags = group_lags(group)
     chosen = list(strategies) if strategies is not None else names()
     plans = tuple(plan_with(group, create(n), lags) for n in chosen)
-    return GroupPlans(group, lags, plans, current_plan(group, lags))
+    return GroupPlans(
+        group, lags, plans, current_plan(group, lags), planning_capacities(group, lags)
+    )
 
 
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:

@@ -18,8 +18,10 @@ The same arithmetic, per member, predicts how long a plan takes to catch up
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from lagassign.model import Assignment, Group, ModelError, Topic, TopicPartition
 
@@ -77,42 +79,143 @@ def drain_horizon(group: Group, lags: Mapping[TopicPartition, int]) -> float:
     return min(drain_seconds(sum(lags.values()), sum(known), produced), MAX_HORIZON)
 
 
+#: how a member's capacity was found (:func:`capacities`)
+CapacitySource = Literal["given", "measured", "assumed", "share"]
+
+
+@dataclass(frozen=True)
+class Capacities:
+    """Each member's capacity, in messages per second, and where it comes from.
+
+    ``given``: the member says (``Member.capacity``); ``measured``: the member is saturated,
+    so what it reads now is what it can read; ``assumed``: neither, so it is taken to read like
+    the members whose capacity is known (their median); ``share``: nothing is known of any
+    member, and each is credited with an equal share of what the group reads now. A share is
+    only a lower bound (nobody is saturated, so members may read more), so a member without
+    backlog counts as caught up under it whatever comes in (:func:`member_catch_up`).
+    """
+
+    by_member: Mapping[str, float]
+    source: Mapping[str, CapacitySource]
+
+    @property
+    def shared(self) -> bool:
+        """Whether these are equal shares, not capacities known of any member."""
+        return any(s == "share" for s in self.source.values())
+
+
+def capacities(group: Group, lags: Mapping[TopicPartition, int]) -> Capacities | None:
+    """What each member of ``group`` can read, in messages per second; None if nothing says.
+
+    1. A member that gives its capacity has it.
+    2. A member that owns partitions with backlog is saturated: it reads as fast as it can,
+       so its measured consume rate, the sum of ``rate_out`` over what it owns, is its
+       capacity. (Only when every partition it owns has a known ``rate_out`` and the sum is
+       positive: a member that reads nothing at all has stalled, which says nothing of its
+       capacity.)
+    3. Every other member is assumed to read like those: the median of the capacities of
+       steps 1 and 2.
+    4. When no member's capacity is known that way, but the group's consume rate is, every
+       member gets an equal share of it (``share``); with no consume rate either, None.
+
+    Example: ``a`` owns t-0 (lag 5,000, ``rate_out`` 120) and ``b`` owns t-1 (lag 0,
+    ``rate_out`` 30), ``c`` joins and owns nothing. ``a`` is saturated: 120 msg/s, measured.
+    ``b`` reads 30 msg/s because that is all that arrives, which says nothing of what it could
+    read: it is assumed to read like ``a``, 120, and so is ``c``.
+    """
+    if not group.members:
+        return None
+    owners = group.current_owners()
+    owned: dict[str, list[TopicPartition]] = {}
+    for tp, member_id in owners.items():
+        owned.setdefault(member_id, []).append(tp)
+    by_member: dict[str, float] = {}
+    source: dict[str, CapacitySource] = {}
+    for m in group.members:
+        if m.capacity is not None:
+            by_member[m.id], source[m.id] = m.capacity, "given"
+            continue
+        tps = owned.get(m.id, ())
+        consumed = [group.partition(tp).rate_out for tp in tps]
+        saturated = any(lags.get(tp, 0) > 0 for tp in tps)
+        if saturated and all(r is not None for r in consumed):
+            measured = sum(r for r in consumed if r is not None)
+            if measured > 0:
+                by_member[m.id], source[m.id] = measured, "measured"
+    if by_member:
+        typical = statistics.median(by_member.values())
+        for m in group.members:
+            if m.id not in by_member:
+                by_member[m.id], source[m.id] = typical, "assumed"
+        return Capacities(by_member, source)
+    group_reads = [r for p in group.partitions() if (r := p.rate_out) is not None]
+    if not group_reads:
+        return None
+    share = sum(group_reads) / len(group.members)
+    return Capacities({m.id: share for m in group.members}, {m.id: "share" for m in group.members})
+
+
+def planning_capacities(group: Group, lags: Mapping[TopicPartition, int]) -> Capacities | None:
+    """The capacities a time-aware plan is made for: those of :func:`capacities` when the
+    group has produce rates; None (plan for the lag snapshot) otherwise."""
+    return capacities(group, lags) if has_rates(group) else None
+
+
+def catch_up_time(
+    backlog: float, inflow: float, capacity: float, *, lower_bound: bool = False
+) -> float:
+    """Seconds until a member reading ``capacity`` msg/s has read ``backlog`` while ``inflow``
+    more arrives: ``backlog ÷ (capacity − inflow)``; ``inf`` (never) when ``inflow`` is not
+    below ``capacity``, even without backlog now, for the backlog will grow (a member with neither
+    backlog nor inflow has caught up, whatever its capacity). With
+    ``lower_bound`` (the capacity is only a share, :class:`Capacities`), a member without
+    backlog counts as caught up."""
+    if backlog == 0 and (lower_bound or inflow == 0):
+        return 0.0
+    if inflow >= capacity:
+        return math.inf
+    return backlog / (capacity - inflow)
+
+
+def member_catch_up(
+    group: Group,
+    assignment: Assignment,
+    lags: Mapping[TopicPartition, int],
+    capacity: Capacities,
+) -> dict[str, float]:
+    """Each member's catch-up time under ``assignment`` (:func:`catch_up_time`): its backlog
+    L (the lag of its partitions), its inflow I (their ``rate_in``), its capacity C."""
+    return {
+        member_id: catch_up_time(
+            sum(lags[tp] for tp in tps),
+            sum(group.partition(tp).rate_in or 0.0 for tp in tps),
+            capacity.by_member[member_id],
+            lower_bound=capacity.shared,
+        )
+        for member_id, tps in assignment.partitions.items()
+    }
+
+
 def catch_up_seconds(
     group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
 ) -> float | None:
-    """Predicted seconds until every member of ``assignment`` has read its backlog.
+    """Predicted seconds until every member of ``assignment`` has read its backlog: the
+    slowest member's :func:`member_catch_up`; ``inf`` when some member never catches up; None
+    when no member's capacity and no consume rate is known (:func:`capacities`).
 
     Imbalance says how uneven a plan is in messages; this says what that costs in time, which
-    is what an operator waiting for a group to catch up wants to know. The prediction uses what
-    the group measurably reads now, the sum of its partitions' ``rate_out``, and shares it
-    evenly among the members: like the strategies, it takes a group's members to be alike.
-    Each member must also keep up with what is produced to its partitions (their ``rate_in``),
-    so it gains on its lag at ``share − produce rate`` (:func:`drain_seconds`). The group has
-    caught up when its slowest member has. For one member this is :func:`drain_horizon`
-    without the cap.
+    is what an operator waiting for a group to catch up wants to know.
 
-    For example: members ``a`` and ``b`` read 80 msg/s together, 40 each. Partition ``t-0``
-    has lag 1,000 and takes 10 msg/s, ``t-1`` has no lag and takes 30 msg/s. Given one each,
-    ``a`` (with ``t-0``) gains 40 − 10 = 30 msg/s and catches up in 1,000 ÷ 30 ≈ 33 s, ``b`` has
-    nothing to read: the plan takes 33 s. Given both, ``a`` takes in 40 msg/s, all of its
-    share, and never catches up: ``inf``.
-
-    A member without lag counts as caught up, even when its share falls short of what comes
-    in. None when no partition's consume rate is known (or the group has no members). The
-    estimate errs long: a member that has caught up reads only what arrives, so the measured
-    rate understates what the group can read.
+    For example: members ``a`` and ``b`` own nothing yet and read 80 msg/s together, so each is
+    credited with 40 (a share). Partition ``t-0`` has lag 1,000 and takes 10 msg/s, ``t-1`` has
+    no lag and takes 30 msg/s. Given one each, ``a`` (with ``t-0``) gains 40 − 10 = 30 msg/s
+    and catches up in 1,000 ÷ 30 ≈ 33 s, ``b`` has nothing to read: the plan takes 33 s. Given
+    both, ``a`` takes in 40 msg/s, all of its share, and never catches up: ``inf``.
     """
-    consumed = [p.rate_out for p in group.partitions() if p.rate_out is not None]
-    if not consumed or not group.members:
+    capacity = capacities(group, lags)
+    if capacity is None:
         return None
-    share = sum(consumed) / len(group.members)
-    slowest = 0.0
-    for tps in assignment.partitions.values():
-        backlog = sum(lags[tp] for tp in tps)
-        if backlog:
-            produced = sum(group.partition(tp).rate_in or 0.0 for tp in tps)
-            slowest = max(slowest, drain_seconds(backlog, share, produced))
-    return slowest
+    return max(member_catch_up(group, assignment, lags, capacity).values(), default=0.0)
 
 
 def drain_weights(group: Group, lags: Mapping[TopicPartition, int]) -> dict[TopicPartition, float]:

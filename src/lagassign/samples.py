@@ -4,14 +4,19 @@ Deterministic for a given seed. The families are the situations a lag-aware assi
 right: one topic with a skewed backlog, topics of very different volume, one hot partition per
 topic (where per-topic assignors pile the hot partitions on one member), offsets under either
 ``auto.offset.reset`` with some partitions never committed, and mixed subscriptions.
+
+:func:`catch_up_suite` gives the same groups with what decides catch-up time besides lag:
+produce rates (heavy-tailed, a few hot-inflow partitions) and members of unequal capacity,
+most groups at 60–95% of their capacity and one in five overloaded.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Member, Offsets, Partition, Topic
 
 FAMILIES = ("single-topic", "volumes", "hot-partitions", "offsets", "mixed-subscriptions")
@@ -129,3 +134,53 @@ def suite(per_family: int, *, first_seed: int = 0, max_partitions: int = 200) ->
     for family in FAMILIES:
         for seed in range(first_seed, first_seed + per_family):
             yield Sample(family, seed, generate(family, seed, max_partitions))
+
+
+#: one group in this many of :func:`catch_up_suite` takes in more than its members can read
+OVERLOADED_EVERY = 5
+
+
+def with_rates(group: Group, seed: int) -> Group:
+    """``group`` with produce rates on its partitions and capacities on its members.
+
+    Capacities differ up to sixfold between members. Produce rates are heavy-tailed, with one
+    partition in twenty taking ten times more; they add up to 60–95% of what the members can
+    read together, or 100–130% in every :data:`OVERLOADED_EVERY`-th group. The members'
+    capacities are scaled so that the group would drain its backlog in one to thirty minutes
+    if its members were alike.
+    """
+    rng = random.Random(f"rates:{group.id}:{seed}")
+    overloaded = seed % OVERLOADED_EVERY == OVERLOADED_EVERY - 1
+    load = rng.uniform(1.0, 1.3) if overloaded else rng.uniform(0.6, 0.95)
+    speed = [rng.choice((0.5, 1.0, 1.0, 1.5, 2.0, 3.0)) for _ in group.members]
+    backlog = sum(group_lags(group).values())
+    drain = rng.uniform(60, 1800)
+    # total capacity K: the spare (1 − load)·K drains the backlog in `drain` seconds
+    total = max(backlog / (max(1 - load, 0.05) * drain), 1.0)
+    weights = [
+        (rng.paretovariate(1.5) * (10 if rng.random() < 0.05 else 1)) for _ in group.partitions()
+    ]
+    produce = load * total / sum(weights) if weights else 0.0
+    rate_of = {
+        p.tp: round(w * produce, 3) for p, w in zip(group.partitions(), weights, strict=True)
+    }
+    topics = [
+        Topic(
+            name,
+            tuple(replace(p, rate_in=rate_of[p.tp]) for p in topic.partitions),
+        )
+        for name, topic in group.topics.items()
+    ]
+    members = [
+        replace(m, capacity=round(total * v / sum(speed), 3))
+        for m, v in zip(group.members, speed, strict=True)
+    ]
+    return Group.of(topics, members, id=group.id, auto_offset_reset=group.auto_offset_reset)
+
+
+def catch_up_suite(
+    per_family: int, *, first_seed: int = 0, max_partitions: int = 200
+) -> Iterator[Sample]:
+    """:func:`suite` with produce rates and member capacities (:func:`with_rates`)."""
+    for sample in suite(per_family, first_seed=first_seed, max_partitions=max_partitions):
+        yield Sample(sample.family, sample.seed, with_rates(sample.group, sample.seed))

@@ -12,7 +12,9 @@
 
 ``"partitions": N`` means partitions 0..N-1 with lag 0. A partition has a ``lag`` or offsets
 (``begin``, ``end``, ``committed``), optional replica ``racks`` and rates ``rate_in`` /
-``rate_out`` (messages per second). Only ``id`` and ``topics`` are required on a member.
+``rate_out`` (messages per second). Only ``id`` and ``topics`` are required on a member; its
+``capacity`` is the messages per second it can read (:func:`lagassign.rates.capacities`
+estimates it when not given).
 Unknown keys are errors, so a typo never silently changes a plan.
 """
 
@@ -30,7 +32,7 @@ from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic
 
 _GROUP_KEYS = {"group", "auto_offset_reset", "topics", "members"}
 _PARTITION_KEYS = {"partition", "lag", "begin", "end", "committed", "racks", "rate_in", "rate_out"}
-_MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation"}
+_MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation", "capacity"}
 
 
 def load_group(path: str | Path) -> Group:
@@ -190,4 +192,5 @@ class _Reader:
             rack=self.optional(obj, "rack", str, "a string or null"),
             owned=tuple(owned),
             generation=self.optional(obj, "generation", int, "an integer or null"),
+            capacity=self.optional(obj, "capacity", (int, float), "a number (messages per second)"),
         )

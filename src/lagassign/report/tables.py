@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from rich.table import Table
@@ -10,6 +11,7 @@ from lagassign.kafka.offsets import GroupSnapshot
 from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, TopicPartition
 from lagassign.plan import GroupPlans, Plan
+from lagassign.rates import Capacities, CapacitySource, capacities
 from lagassign.report.text import NEVER, UNKNOWN, duration
 
 
@@ -19,19 +21,61 @@ def _fmt_partitions(assignment: Assignment, member_id: str, limit: int = 12) -> 
     return shown + (f", … (+{len(tps) - limit})" if len(tps) > limit else "")
 
 
-def assignment_table(plan: Plan) -> Table:
+def catch_up_cell(seconds: float | None) -> str:
+    """A catch-up time, red when it is never: a member that falls behind for good."""
+    shown = duration(seconds)
+    return f"[bold red]{shown}[/]" if shown == NEVER else shown
+
+
+def catch_up_legend(capacity: Capacities | None, of: str = "a member") -> str:
+    """What a catch-up cell means (``of``: whose time it is), and where the capacities behind
+    it come from."""
+    if capacity is None or capacity.shared:
+        reads = (
+            "each member credited with an equal share of the group's measured consume rate "
+            "(no member's capacity is known)"
+        )
+    else:
+        counts = Counter(capacity.source.values())
+        reads = "capacity " + ", ".join(
+            f"{_CAPACITY_SOURCES[source]} for {counts[source]}"
+            for source in _CAPACITY_SOURCES
+            if counts[source]
+        )
+    return (
+        f"catch-up: predicted time until {of} has read its backlog while its partitions' "
+        f"produce rate keeps coming in, backlog ÷ (capacity − inflow); {reads}; {NEVER} (red): "
+        f"inflow at or above capacity, the member falls behind for good; {UNKNOWN}: no rate known"
+    )
+
+
+_CAPACITY_SOURCES: dict[CapacitySource, str] = {
+    "given": "given",
+    "measured": "measured (saturated members' consume rate)",
+    "assumed": "assumed (the median of those)",
+}
+
+
+def assignment_table(plan: Plan, capacity: Capacities | None = None) -> Table:
+    """``plan`` member by member; with a catch-up column when rates are known."""
     table = Table(title=f"{plan.strategy}", title_justify="left")
     table.add_column("member")
     table.add_column("partitions", justify="right")
     table.add_column("lag", justify="right")
+    catch_up = plan.metrics.member_catch_up
+    if catch_up is not None:
+        table.add_column("catch-up", justify="right")
+        behind = plan.metrics.falls_behind
+        table.caption = (
+            f"falls behind: {', '.join(behind)}. " if behind else ""
+        ) + catch_up_legend(capacity)
+        table.caption_justify = "left"
     table.add_column("assigned")
     for load in plan.metrics.members:
-        table.add_row(
-            load.member_id,
-            str(load.partitions),
-            f"{load.lag:,}",
-            _fmt_partitions(plan.assignment, load.member_id),
-        )
+        member_cells = [load.member_id, str(load.partitions), f"{load.lag:,}"]
+        if catch_up is not None:
+            member_cells.append(catch_up_cell(catch_up.get(load.member_id)))
+        table.add_row(*member_cells, _fmt_partitions(plan.assignment, load.member_id))
     return table
 
 
@@ -43,16 +87,21 @@ def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str]:
         str(m.count_spread),
         str(m.moves),
     ]
-    return [*cells, duration(m.catch_up_seconds)] if catch_up else cells
+    return [*cells, catch_up_cell(m.catch_up_seconds)] if catch_up else cells
 
 
 def plan_summary_table(gp: GroupPlans) -> Table:
     first = gp.plans[0].metrics if gp.plans else None
     lower = f"{first.lower_bound:,.0f}" if first else "-"
     total = f"{first.total_lag:,}" if first else "-"
+    mode = (
+        "; balanced planned for catch-up time (produce rates and member capacities)"
+        if gp.time_aware
+        else ""
+    )
     table = Table(
         title=f"group {gp.group.id}: {len(gp.group.members)} members, "
-        f"{len(gp.lags)} partitions, total lag {total}, lower bound {lower}",
+        f"{len(gp.lags)} partitions, total lag {total}, lower bound {lower}{mode}",
         title_justify="left",
     )
     for name, justify in [
@@ -69,10 +118,8 @@ def plan_summary_table(gp: GroupPlans) -> Table:
     catch_up = any(plan.metrics.catch_up_seconds is not None for plan in rows)
     if catch_up:
         table.add_column("catch-up", justify="right")
-        table.caption = (
-            "catch-up: predicted time until every member has read its backlog at the group's "
-            f"measured consume rate, shared evenly; {NEVER}: some member takes in more than its "
-            f"share; {UNKNOWN}: no consume rate known"
+        table.caption = catch_up_legend(
+            gp.capacities or capacities(gp.group, gp.lags), of="the slowest member"
         )
         table.caption_justify = "left"
     for plan in rows:

@@ -57,7 +57,13 @@ from operator import itemgetter
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
-from lagassign.rates import drain_weights, has_rates
+from lagassign.rates import (
+    Capacities,
+    drain_weights,
+    has_rates,
+    member_catch_up,
+    planning_capacities,
+)
 from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
 from lagassign.strategies.registry import register
 
@@ -79,6 +85,11 @@ MAX_RESTARTS = 64
 RESTART_WORK = 3_000
 #: pairs of members whose shared partitions split more ways than this are not split exhaustively
 MAX_SPLITS = 1_000
+#: catch-up rounds at most after the utilisation round (each one re-weighs partitions by the best
+#: catch-up time so far); on groups above GLOBAL_CONSTRUCTION_LIMIT partitions, one
+CATCH_UP_ROUNDS = 6
+#: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
+CATCH_UP_GAIN = 0.001
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
@@ -95,13 +106,22 @@ class _Topic:
 
 @dataclass(slots=True)
 class _State:
-    """An assignment under construction, indexed by member position."""
+    """An assignment under construction, indexed by member position.
+
+    ``load`` is each member's total weight times its ``scale``, the time it takes to read that
+    weight at its speed (1 for every member unless members read at different speeds, see
+    :func:`balance`): everything the search compares is a load, so members of different speeds
+    are compared by how long their share takes them.
+    """
 
     topics: list[_Topic]
     identical: bool
     load: list[float]
     count: list[int]
     tie: list[int]
+    scale: list[float]
+    #: every scale is 1: loads are plain totals (and results exactly those of equal members)
+    uniform: bool = True
     #: (topic index, member) -> that member's partitions of the topic, lightest first
     held: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = field(default_factory=dict)
     #: topic index -> the member of each partition (in the topic's order), for topics where
@@ -123,13 +143,13 @@ class _State:
 
     def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
         bisect.insort(self.holding(t, m), item)
-        self.load[m] += item[0]
+        self.load[m] += item[0] * self.scale[m]
         self.count[m] += 1
 
     def take(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
         held = self.held[(t, m)]
         del held[bisect.bisect_left(held, item)]
-        self.load[m] -= item[0]
+        self.load[m] -= item[0] * self.scale[m]
         self.count[m] -= 1
 
 
@@ -164,12 +184,18 @@ def _identical_subscriptions(members: Iterable[Member]) -> bool:
     return len({m.topics for m in members}) <= 1
 
 
-def _new_state(group: Group, topics: list[_Topic]) -> _State:
+def _new_state(group: Group, topics: list[_Topic], scale: Sequence[float] | None = None) -> _State:
     n = len(group.members)
     identical = _identical_subscriptions(group.members)
     total = sum(len(t.partitions) for t in topics)
     state = _State(
-        topics, identical, [0.0] * n, [0] * n, [_stable_tie(m.id) for m in group.members]
+        topics,
+        identical,
+        [0.0] * n,
+        [0] * n,
+        [_stable_tie(m.id) for m in group.members],
+        [1.0] * n if scale is None else list(scale),
+        scale is None,
     )
     if identical and n:
         state.global_floor, state.global_ceil = total // n, -(-total // n)
@@ -178,7 +204,7 @@ def _new_state(group: Group, topics: list[_Topic]) -> _State:
 
 def _construct_by_topic(state: _State) -> None:
     """Topic by topic, hottest first; within a topic, hottest partition to the least loaded."""
-    load, count, tie, held = state.load, state.count, state.tie, state.held
+    load, count, tie, held, scale = state.load, state.count, state.tie, state.held, state.scale
     if state.held or state.placed:
         raise ValueError("construct on an empty state")
     for t, topic in enumerate(state.topics):
@@ -199,7 +225,7 @@ def _construct_by_topic(state: _State) -> None:
             # in which members take is their order as the topic starts. One sort does it.
             takers.sort(key=lambda m: (load[m], count[m], tie[m]))
             for m, item in zip(takers, topic.partitions, strict=True):
-                load[m] += item[0]
+                load[m] += item[0] * scale[m]
                 count[m] += 1
             state.placed[t] = takers
             continue
@@ -208,7 +234,7 @@ def _construct_by_topic(state: _State) -> None:
         for item in topic.partitions:
             m = heap[0][3]
             held.setdefault((t, m), []).append(item)
-            load[m] += item[0]
+            load[m] += item[0] * scale[m]
             count[m] += 1
             quota[m] -= 1
             if quota[m]:
@@ -390,9 +416,11 @@ class _Search:
         changed = True
         while changed and self.budget > 0:
             changed = False
-            # Only members above the mean can hold the largest load or make room for it.
-            mean = sum(load) / len(load)
-            heavy = [m for m in range(len(load)) if load[m] > mean]
+            # Only members above the level at which all would finish together can hold the
+            # largest load or make room for it (the mean load, when members are alike).
+            scale = self.state.scale
+            level = sum(x / c for x, c in zip(load, scale, strict=True)) / sum(1 / c for c in scale)
+            heavy = [m for m in range(len(load)) if load[m] > level]
             for giver in sorted(heavy, key=lambda m: (-load[m], self.state.tie[m])):
                 self.threshold = MIN_GAIN * max(load)
                 while self.budget > 0:
@@ -415,13 +443,26 @@ class _Search:
         best: _Exchange | None = None
         for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
             gap = s.load[giver] - s.load[taker]
-            # No exchange with this or any later (heavier) taker can gain more than gap / 2.
-            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+            # No exchange with this or any later (heavier) taker can gain more than this.
+            most = self.most_gain(giver, taker, gap)
+            if most <= self.threshold or (best is not None and most <= best.gain):
                 break
             best = self.best_with(giver, taker, gap, best)
             if self.budget <= 0:
                 break
         return best if best is not None and best.gain > self.threshold else None
+
+    def most_gain(self, giver: int, taker: int, gap: float) -> float:
+        """The most any exchange between the two can lower the giver's load: what it does
+        when both end at the same load (half the gap between members alike)."""
+        scale = self.state.scale
+        return gap * scale[giver] / (scale[giver] + scale[taker])
+
+    def gain(self, giver: int, taker: int, gap: float, d: float) -> float:
+        """How much handing weight ``d`` from the giver to the taker lowers the larger of
+        their two loads; not positive when it does not."""
+        scale = self.state.scale
+        return min(d * scale[giver], gap - d * scale[taker])
 
     def best_with(
         self, giver: int, taker: int, gap: float, best: _Exchange | None
@@ -429,6 +470,9 @@ class _Search:
         s = self.state
         common = self.subscribed[giver] & self.subscribed[taker]
         move_total = self.may_move_total(giver, taker)
+        # handing over weight in (0, most) lowers the larger load; its best is at `even`
+        most = gap / s.scale[taker]
+        even = gap / (s.scale[giver] + s.scale[taker])
         for t in common:
             mine = s.held.get((t, giver))
             if not mine:
@@ -438,12 +482,14 @@ class _Search:
             for item in mine:
                 w = item[0]
                 self.budget -= 1
-                if movable and 0 < w < gap and (best is None or min(w, gap - w) > best.gain):
-                    best = _Exchange(min(w, gap - w), giver, taker, ((t, item),))
-                for other in _nearest(theirs, w - gap / 2):
+                if movable and 0 < w < most:
+                    gain = self.gain(giver, taker, gap, w)
+                    if best is None or gain > best.gain:
+                        best = _Exchange(gain, giver, taker, ((t, item),))
+                for other in _nearest(theirs, w - even):
                     d = w - other[0]
-                    if 0 < d < gap:
-                        gain = min(d, gap - d)
+                    if 0 < d < most:
+                        gain = self.gain(giver, taker, gap, d)
                         if best is None or gain > best.gain:
                             best = _Exchange(gain, giver, taker, ((t, item),), ((t, other),))
         if len(common) > 1:
@@ -461,15 +507,17 @@ class _Search:
         back_topics = [u for u in common if self.at_floor(u, giver) and self.at_ceil(u, taker)]
         if not out_topics or not back_topics:
             return best
+        most = gap / s.scale[taker]
+        even = gap / (s.scale[giver] + s.scale[taker])
         for t in out_topics:
             for item in s.held.get((t, giver), ()):
                 w = item[0]
                 for u in back_topics:
                     self.budget -= 1
-                    for other in _nearest(s.holding(u, taker), w - gap / 2):
+                    for other in _nearest(s.holding(u, taker), w - even):
                         d = w - other[0]
-                        if 0 < d < gap:
-                            gain = min(d, gap - d)
+                        if 0 < d < most:
+                            gain = self.gain(giver, taker, gap, d)
                             if best is None or gain > best.gain:
                                 best = _Exchange(gain, giver, taker, ((t, item),), ((u, other),))
         return best
@@ -482,8 +530,11 @@ class _Search:
         best: _Exchange | None = None
         for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
             gap = s.load[giver] - s.load[taker]
-            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+            top = self.most_gain(giver, taker, gap)
+            if top <= self.threshold or (best is not None and top <= best.gain):
                 break
+            most = gap / s.scale[taker]
+            even = gap / (s.scale[giver] + s.scale[taker])
             swaps = sorted(
                 (mine[0] - theirs[0], t, mine, theirs)
                 for t in self.subscribed[giver] & self.subscribed[taker]
@@ -495,12 +546,12 @@ class _Search:
             self.budget -= len(swaps)
             deltas = [d for d, *_ in swaps]
             for d1, t1, mine1, theirs1 in swaps:
-                j = bisect.bisect_left(deltas, gap / 2 - d1)
+                j = bisect.bisect_left(deltas, even - d1)
                 for d2, t2, mine2, theirs2 in swaps[max(j - 2, 0) : j + 2]:
                     d = d1 + d2
-                    if not 0 < d < gap or mine1 is mine2 or theirs1 is theirs2:
+                    if not 0 < d < most or mine1 is mine2 or theirs1 is theirs2:
                         continue
-                    gain = min(d, gap - d)
+                    gain = self.gain(giver, taker, gap, d)
                     if best is None or gain > best.gain:
                         best = _Exchange(
                             gain,
@@ -521,7 +572,8 @@ class _Search:
         best: _Exchange | None = None
         for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
             gap = s.load[giver] - s.load[taker]
-            if gap / 2 <= self.threshold or (best is not None and gap / 2 <= best.gain):
+            top = self.most_gain(giver, taker, gap)
+            if top <= self.threshold or (best is not None and top <= best.gain):
                 break
             split = self.split(giver, taker)
             if split is not None and (best is None or split.gain > best.gain):
@@ -551,8 +603,23 @@ class _Search:
         if not pools or work > MAX_SPLITS:
             return None
         self.budget -= work
-        fixed = s.load[giver] - sum(w for _, mine, _, _ in pools for w, _ in mine)
-        total = s.load[giver] + s.load[taker]
+        if s.uniform:
+            fixed = s.load[giver] - sum(w for _, mine, _, _ in pools for w, _ in mine)
+            total = s.load[giver] + s.load[taker]
+
+            def loads(weight: float) -> tuple[float, float]:
+                return fixed + weight, total - fixed - weight
+        else:
+            sg, st = s.scale[giver], s.scale[taker]
+            mine_total = sum(w for _, mine, _, _ in pools for w, _ in mine)
+            theirs_total = sum(w for _, _, theirs, _ in pools for w, _ in theirs)
+            pooled = mine_total + theirs_total
+            fixed_g = s.load[giver] - mine_total * sg
+            fixed_t = s.load[taker] - theirs_total * st
+
+            def loads(weight: float) -> tuple[float, float]:
+                return fixed_g + weight * sg, fixed_t + (pooled - weight) * st
+
         # (change in the giver's count, its share of the pooled weight) -> the partitions of
         # each topic that make it
         Picks = tuple[tuple[tuple[float, TopicPartition], ...], ...]
@@ -568,8 +635,8 @@ class _Search:
         options = [key for key in shares if self.may_change_totals(giver, taker, key[0])]
         if not options:
             return None
-        delta, weight = min(options, key=lambda k: max(fixed + k[1], total - fixed - k[1]))
-        gain = s.load[giver] - max(fixed + weight, total - fixed - weight)
+        delta, weight = min(options, key=lambda k: max(loads(k[1])))
+        gain = s.load[giver] - max(loads(weight))
         if gain <= self.threshold:
             return None
         out: list[_Held] = []
@@ -606,12 +673,46 @@ def balance(
     owners: Mapping[TopicPartition, str] | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     search_budget: int = DEFAULT_SEARCH_BUDGET,
+    speeds: Mapping[str, float] | None = None,
 ) -> Assignment:
     """Assign ``group`` minimising the largest member total of ``weights``.
 
     With ``owners``, partitions stay with them unless that leaves the largest total more than
     ``tolerance`` (a fraction) above what a fresh assignment achieves.
+
+    With ``speeds`` (member id -> how fast it works through weight; positive), a member's load
+    is its total divided by its speed, and the largest load is minimised: what uniform machines
+    are in scheduling. Members of speed 0 are taken as the slowest positive speed × 10⁻⁹: they
+    get as little as the counts allow.
     """
+    return _to_assignment(
+        group, _balanced_state(group, weights, owners, tolerance, search_budget, speeds)
+    )
+
+
+def _scale(group: Group, speeds: Mapping[str, float] | None) -> list[float] | None:
+    """Each member's load per unit of weight, 1 ÷ speed; None when every member is alike."""
+    if speeds is None:
+        return None
+    given = [float(speeds[m.id]) for m in group.members]
+    if any(not (0 <= v < math.inf) for v in given):
+        raise ValueError(f"speeds must be non-negative and finite, got {given}")
+    fastest = max(given, default=0.0)
+    if fastest == 0 or all(v == given[0] for v in given):
+        return None  # alike (or nothing known): plain totals, exactly as without speeds
+    slowest = min((v for v in given if v > 0), default=fastest) * 1e-9
+    return [1 / max(v, slowest) for v in given]
+
+
+def _balanced_state(
+    group: Group,
+    weights: Mapping[TopicPartition, float],
+    owners: Mapping[TopicPartition, str] | None,
+    tolerance: float,
+    search_budget: int,
+    speeds: Mapping[str, float] | None,
+) -> _State:
+    scale = _scale(group, speeds)
     topics = _topics(group, weights)
     size = sum(len(t.partitions) for t in topics)
     constructions: list[Callable[[_State], None]] = [_construct_by_topic]
@@ -625,11 +726,18 @@ def balance(
     ]
     budget = search_budget // (len(constructions) + bool(owners))
     # Nothing beats this bound, so a start that reaches it needs no search and no restarts.
-    empty = _new_state(group, topics)
-    bound = pigeonhole_bound(
-        (w for t in topics for w, _ in t.partitions), len(group.members), empty.global_floor
-    )
-    if not empty.identical:
+    empty = _new_state(group, topics, scale)
+    if scale is not None:
+        # what all members finishing together would take, and the heaviest partition on the
+        # fastest member
+        heaviest = max((t.partitions[0][0] for t in topics if t.partitions), default=0.0)
+        total = sum(w for t in topics for w, _ in t.partitions)
+        bound = max(total / sum(1 / c for c in scale), heaviest * min(scale))
+    else:
+        bound = pigeonhole_bound(
+            (w for t in topics for w, _ in t.partitions), len(group.members), empty.global_floor
+        )
+    if scale is None and not empty.identical:
         # members that alone read some topics must carry them, whatever the others do
         readers = {t.name: t.subscribers for t in topics}
         subscribed = {tp: w for t in topics for w, tp in t.partitions}
@@ -637,7 +745,7 @@ def balance(
     best: _State | None = None
     for construct in constructions:
         # Different starting points reach different local optima; keep the best.
-        state = _new_state(group, topics)
+        state = _new_state(group, topics, scale)
         construct(state)
         _Search(state, budget).run(target=bound)
         if best is None or _worse(best, state):
@@ -648,7 +756,7 @@ def balance(
     if owners:
         index = {m.id: i for i, m in enumerate(group.members)}
         owned = {tp: index[m] for tp, m in owners.items() if m in index}
-        sticky = _new_state(group, topics)
+        sticky = _new_state(group, topics, scale)
         _construct_sticky(sticky, owned)
         target = max(best.load, default=0.0) * (1 + tolerance)
         _Search(sticky, budget).run(target)
@@ -656,18 +764,19 @@ def balance(
             best = sticky
         else:
             best = _handed_to_owners(group, best, owned)
-    return _to_assignment(group, best)
+    return best
 
 
 def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartition, int]) -> _State:
     """``state`` with whole holdings swapped between members of the same subscriptions so that
     as many partitions as possible stay with the members that own them.
 
-    Members that subscribe the same topics are interchangeable: either can take the other's
-    whole holding and every load and count guarantee still holds. A fresh assignment hands
-    holdings out without regard to who owns what; matching holdings to owners (a maximum-weight
-    bipartite matching, SciPy's ``linear_sum_assignment``) keeps the moves down when staying
-    put was not good enough. Only members with something to keep enter the matching.
+    Members that subscribe the same topics at the same speed are interchangeable: either can
+    take the other's whole holding and every load and count guarantee still holds. A fresh
+    assignment hands holdings out without regard to who owns what; matching holdings to owners
+    (a maximum-weight bipartite matching, SciPy's ``linear_sum_assignment``) keeps the moves
+    down when staying put was not good enough. Only members with something to keep enter the
+    matching.
     """
     # imported here: NumPy and SciPy take a while to load, and most assignments never get here
     import numpy as np
@@ -675,9 +784,9 @@ def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartitio
 
     state.materialize()
 
-    alike: dict[frozenset[str], list[int]] = {}
+    alike: dict[tuple[frozenset[str], float], list[int]] = {}
     for i, member in enumerate(group.members):
-        alike.setdefault(member.topics, []).append(i)
+        alike.setdefault((member.topics, state.scale[i]), []).append(i)
     kind = [0] * len(group.members)  # members of one kind subscribe the same topics
     for k, members in enumerate(alike.values()):
         for m in members:
@@ -709,7 +818,7 @@ def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartitio
                 to[m] = matched[m]
             elif m in taken:
                 to[m] = next(left_over)
-    moved = _new_state(group, state.topics)
+    moved = _new_state(group, state.topics, None if state.uniform else state.scale)
     for (t, m), items in state.held.items():
         moved.held[(t, to[m])] = items
     for m in range(len(group.members)):
@@ -742,6 +851,76 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
     return Assignment.build(group.members, {m.id: assigned[i] for i, m in enumerate(group.members)})
 
 
+def catch_up_plan(
+    group: Group,
+    lags: Mapping[TopicPartition, int],
+    capacity: Capacities,
+    *,
+    owners: Mapping[TopicPartition, str] | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
+) -> Assignment:
+    """The plan under which every member catches up soonest, or falls behind least.
+
+    Member m with partitions S reads C_m msg/s (``capacity``) and has backlog L_m (their lag)
+    and inflow I_m (their ``rate_in``). It catches up in T_m = L_m ÷ (C_m − I_m), or never when
+    I_m ≥ C_m (:func:`lagassign.rates.catch_up_time`).
+
+    1. **Utilisation.** Minimise the largest I_m ÷ C_m: :func:`balance` with weights
+       ``rate_in`` and speeds C. If some member still never catches up, no plan the search
+       finds keeps every member ahead: this plan, where the group falls behind least, is the
+       answer.
+    2. **Catch-up time.** Otherwise, with T the largest T_m so far: weigh each partition
+       ``lag + T × rate_in`` and minimise the largest total ÷ C_m. A plan whose every member
+       stays within T·C_m has L_m + T·I_m ≤ T·C_m, so every T_m ≤ T: each round's plan is at
+       least as good as the last, and a better one lowers T for the next round
+       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling.
+
+    The counts are those of :func:`balance` in both steps, and so is stickiness: each step
+    keeps owned partitions within ``tolerance`` of its own objective.
+
+    Example: members a (capacity 100 msg/s) and b (50) share t-0 (lag 6,000, 40 msg/s in),
+    t-1 (lag 6,000, 10 msg/s), t-2 (lag 0, 30 msg/s) and t-3 (lag 0, 10 msg/s). By lag alone
+    a plan is even whenever each gets one lagging partition, and b may get t-0 with t-2: 70
+    msg/s in on 50, never. Step 1 gives b the least inflow it can take (t-1 with t-3: 20 msg/s,
+    0.4 of its capacity, against a's 0.7). Step 2 starts at T = 200 s (a: 6,000 ÷ (100 − 70))
+    and finds nothing better with two partitions each, so a [t-0, t-2] and b [t-1, t-3]:
+    a catches up in 200 s, b in 6,000 ÷ 30 = 200 s.
+    """
+    rates = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
+    speeds = capacity.by_member
+
+    def slowest(plan: Assignment) -> float:
+        return max(member_catch_up(group, plan, lags, capacity).values(), default=0.0)
+
+    def plan_for(weights: Mapping[TopicPartition, float]) -> Assignment:
+        return balance(
+            group,
+            weights,
+            owners=owners,
+            tolerance=tolerance,
+            search_budget=search_budget,
+            speeds=speeds,
+        )
+
+    best = plan_for(rates)
+    best_time = slowest(best)
+    size = len(rates)
+    rounds = CATCH_UP_ROUNDS if size <= GLOBAL_CONSTRUCTION_LIMIT else 1
+    for _ in range(rounds):
+        if not 0 < best_time < math.inf:
+            break  # falls behind whatever the search tried, or nothing to catch up on
+        plan = plan_for({tp: lags.get(tp, 0) + best_time * r for tp, r in rates.items()})
+        time = slowest(plan)
+        if time >= best_time:
+            break
+        gained = time < best_time * (1 - CATCH_UP_GAIN)
+        best, best_time = plan, time
+        if not gained:
+            break
+    return best
+
+
 @register
 class BalancedAssignor(Strategy):
     name = "balanced"
@@ -768,21 +947,41 @@ class BalancedAssignor(Strategy):
         self.search_budget = search_budget
 
     def weights(self, group: Group) -> Mapping[TopicPartition, float]:
+        """What the lag objective weighs: lags, or with rates and no capacity known, lag plus
+        what producers write over the drain horizon (:func:`lagassign.rates.drain_weights`)."""
         lags = group_lags(group)
-        rate_aware = has_rates(group) if self.rate_aware is None else self.rate_aware
-        if rate_aware:
-            return drain_weights(group, lags)
-        return lags  # ints are weights as they are
+        if self.rate_aware is False or not has_rates(group):
+            return lags  # ints are weights as they are
+        return drain_weights(group, lags)
+
+    def capacities(self, group: Group) -> Capacities | None:
+        """Members' capacities when the plan is for catch-up time (:func:`catch_up_plan`):
+        the group has produce rates and its members' capacities can be told or estimated
+        (:func:`lagassign.rates.capacities`); None when the plan is for lag."""
+        if self.rate_aware is False:
+            return None
+        return planning_capacities(group, group_lags(group))
 
     def assign(self, group: Group) -> Assignment:
         with collector_paused():
             return self._assign(group)
 
     def _assign(self, group: Group) -> Assignment:
+        owners = group.current_owners() if self.sticky else None
+        capacity = self.capacities(group)
+        if capacity is not None:
+            return catch_up_plan(
+                group,
+                group_lags(group),
+                capacity,
+                owners=owners,
+                tolerance=self.tolerance,
+                search_budget=self.search_budget,
+            )
         return balance(
             group,
             self.weights(group),
-            owners=group.current_owners() if self.sticky else None,
+            owners=owners,
             tolerance=self.tolerance,
             search_budget=self.search_budget,
         )
