@@ -220,12 +220,16 @@ def test_within_two_percent_of_the_catch_up_optimum(sample):
     rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
     least = utilisation_optimum(g, rates, found.by_member, time_limit=30)
     slowest = max(member_catch_up(g, plan, lags, found).values())
-    if least.proven and least.value < 1:
+    if least.value < 1:  # the solver found a plan that keeps every member ahead
         assert slowest < math.inf, f"falls behind although the optimum keeps up ({least})"
         exact = {tp: float(v) for tp, v in lags.items()}
         best = catch_up_optimum(g, exact, rates, found.by_member, upper=slowest, time_limit=30)
-        # value: a time some plan achieves; bound: one no plan beats (bisection within 0.2%)
-        assert slowest <= best.bound * 1.02 + 1e-6 or slowest <= best.value, (slowest, best)
+        # value: a time some plan achieves; bound: one no plan beats (bisection within 0.2%,
+        # unless the solver ran out of time on some step: then match its best within 0.5%)
+        resolved = best.value <= best.bound * 1.002 + 1e-6
+        assert slowest <= best.bound * 1.02 + 1e-6 or (
+            not resolved and slowest <= best.value * 1.005
+        ), (slowest, best)
     else:
         used = max(
             sum(rates[tp] for tp in tps) / found.by_member[m] for m, tps in plan.partitions.items()

@@ -158,6 +158,9 @@ def test_unwritable_plot_is_exit_2():
         (["plan", "--sample", "--timeout", "0"], "argument --timeout: must be positive, got 0"),
         (["plan", "--sample", "--timeout", "nan"], "argument --timeout: must be positive"),
         (["plan", "--sample", "--timeout", "10s"], "argument --timeout: not a number of seconds"),
+        (["plan", "--sample", "--rate-window", "-1"], "argument --rate-window: must be 0 or more"),
+        (["plan", "--sample", "--rate-window", "inf"], "argument --rate-window: must be 0 or more"),
+        (["plan", "--sample", "--rate-window", "5"], "--rate-window: only with --bootstrap-server"),
     ],
 )
 def test_bad_flags_name_the_flag_in_one_line(args, message):

@@ -10,12 +10,17 @@ the pipeline reports it before starting Spark.
 from __future__ import annotations
 
 import argparse
+import math
 
 from lagassign.formats.errors import InputError
 from lagassign.strategies import UnknownStrategy, names
 
 #: the default of ``--timeout``, wherever the cluster is read live
 DEFAULT_TIMEOUT_S = 10.0
+#: the default of ``--rate-window``: two of Kafka's default auto-commit intervals (5 s), so a
+#: member that reads has committed in the window, and short beside the minutes a backlog
+#: takes to drain (docs/kafka.md says what a longer window buys)
+DEFAULT_RATE_WINDOW_S = 10.0
 
 
 def positive_seconds(text: str) -> float:
@@ -27,6 +32,17 @@ def positive_seconds(text: str) -> float:
     # `not value > 0` rather than `value <= 0`: NaN compares false both ways and must fail
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def seconds_or_zero(text: str) -> float:
+    """A duration that may be 0 (off), such as ``--rate-window 0``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
     return value
 
 

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from lagassign import __version__
-from lagassign.arguments import DEFAULT_TIMEOUT_S, positive_seconds, strategy_list, strategy_name
+from lagassign.arguments import (
+    DEFAULT_RATE_WINDOW_S,
+    DEFAULT_TIMEOUT_S,
+    positive_seconds,
+    seconds_or_zero,
+    strategy_list,
+    strategy_name,
+)
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.group_file import load_group
@@ -87,10 +94,20 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     )
     if live:
         _add_live(parser)
+        parser.add_argument(
+            "--rate-window",
+            type=seconds_or_zero,
+            default=None,
+            metavar="S",
+            help="with --bootstrap-server: read the group twice S seconds apart and plan with "
+            "the measured produce and consume rates (0: one read, no rates; default "
+            f"{DEFAULT_RATE_WINDOW_S:g})",
+        )
 
 
-def _read_live(args: argparse.Namespace) -> GroupSnapshot:
-    """The group ``args.group`` as the cluster at ``args.bootstrap_server`` sees it now."""
+def _read_live(args: argparse.Namespace, window: float = 0.0) -> tuple[GroupSnapshot, Group]:
+    """The group ``args.group`` as the cluster at ``args.bootstrap_server`` sees it now, as a
+    snapshot and as a model group; with ``window``, its rates measured over that long."""
     from lagassign.kafka.config import load_client_config, merge
     from lagassign.kafka.offsets import OffsetsReader
 
@@ -100,12 +117,12 @@ def _read_live(args: argparse.Namespace) -> GroupSnapshot:
     base = load_client_config(args.command_config) if args.command_config else {}
     config = merge(base, args.bootstrap_server)
     with OffsetsReader(config, timeout=args.timeout) as reader:
-        snapshot = reader.snapshot(args.group)
+        snapshot, group = reader.sampled(args.group, window, args.auto_offset_reset or "latest")
     if not snapshot.exists:
         raise CliError(
             f"--group: no consumer group {args.group!r} at {config['bootstrap.servers']}"
         )
-    return snapshot
+    return snapshot, group
 
 
 def _warnings_to_stderr() -> None:
@@ -122,9 +139,12 @@ def _warnings_to_stderr() -> None:
 def _load_groups(args: argparse.Namespace) -> list[Group]:
     reset = args.auto_offset_reset or "latest"
     if getattr(args, "bootstrap_server", None):
-        return [_read_live(args).to_group(reset)]
+        window = DEFAULT_RATE_WINDOW_S if args.rate_window is None else args.rate_window
+        return [_read_live(args, window)[1]]
     if getattr(args, "command_config", None):
         raise CliError("--command-config: only with --bootstrap-server")
+    if getattr(args, "rate_window", None) is not None:
+        raise CliError("--rate-window: only with --bootstrap-server")
     if args.input:
         if args.auto_offset_reset:
             raise CliError("--auto-offset-reset: the group file sets auto_offset_reset itself")
@@ -419,8 +439,7 @@ def _describe_json(
 
 
 def _run_describe(args: argparse.Namespace, console: Console) -> None:
-    snapshot = _read_live(args)
-    group = snapshot.to_group(args.auto_offset_reset)
+    snapshot, group = _read_live(args)
     lags = group_lags(group)
     loads = _owned_loads(group, lags)
     if args.format == "json":

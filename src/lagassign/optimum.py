@@ -33,6 +33,8 @@ from lagassign.model import Group, TopicPartition
 
 #: a member keeps up when its inflow stays this fraction below its capacity (I_m < C_m, strict)
 KEEP_UP_MARGIN = 1e-9
+#: catch_up_optimum looks no further for a plan than this many seconds (about 30 years)
+MAX_CATCH_UP = 1e9
 
 
 class OptimumUnavailable(RuntimeError):
@@ -245,26 +247,42 @@ def catch_up_optimum(
     lags: Mapping[TopicPartition, float],
     rates: Mapping[TopicPartition, float],
     capacity: Mapping[str, float],
-    upper: float,
+    upper: float | None = None,
     *,
     precision: float = 0.002,
     time_limit: float = 20.0,
 ) -> Optimum:
     """The smallest largest catch-up time among plans that keep every member below capacity,
-    by bisection between 0 and ``upper``, a catch-up time some plan achieves (a finite one).
+    by bisection between 0 and ``upper``, a catch-up time some plan achieves. Without
+    ``upper``, one is found by doubling from a second (feasibility is monotone: a plan within
+    T is within any longer time); ``Optimum(inf, inf)`` when no plan keeps every member below
+    capacity.
 
     ``value``: the smallest time found feasible; ``bound``: the largest proven infeasible (0
     when none). They end within ``precision`` of each other unless the solver could not tell
     some time, which then leaves them further apart (never wrong).
     """
-    if not math.isfinite(upper) or upper < 0:
+    if upper is not None and (not math.isfinite(upper) or upper < 0):
         raise ValueError(f"upper must be a catch-up time some plan achieves, got {upper}")
-    low, high = 0.0, upper
-    if catch_up_feasible(group, lags, rates, capacity, 0.0, time_limit=time_limit):
+    low = 0.0
+
+    def feasible(within: float) -> bool | None:
+        return catch_up_feasible(group, lags, rates, capacity, within, time_limit=time_limit)
+
+    if feasible(0.0):
         return Optimum(0.0, 0.0)
+    if upper is None:
+        # all members finishing together is as soon as any plan can: a start for the doubling
+        spare = sum(capacity.values()) - sum(rates.values())
+        upper = max(sum(lags.values()) / spare if spare > 0 else 1.0, 1.0)
+        while not feasible(upper):
+            low, upper = upper, upper * 2
+            if upper > MAX_CATCH_UP:
+                return Optimum(math.inf, low)
+    high = upper
     while high - low > precision * high:
         middle = (low + high) / 2
-        answer = catch_up_feasible(group, lags, rates, capacity, middle, time_limit=time_limit)
+        answer = feasible(middle)
         if answer is None:
             break  # the solver cannot tell: stop with what is proven
         if answer:

@@ -144,8 +144,9 @@ def with_rates(group: Group, seed: int) -> Group:
     """``group`` with produce rates on its partitions and capacities on its members.
 
     Capacities differ up to sixfold between members. Produce rates are heavy-tailed, with one
-    partition in twenty taking ten times more; they add up to 60–95% of what the members can
-    read together, or 100–130% in every :data:`OVERLOADED_EVERY`-th group. The members'
+    partition in twenty taking ten times more, and none more than half what the fastest member
+    reads; before that cap they add up to 60–95% of what the members can read together, or
+    100–130% in every :data:`OVERLOADED_EVERY`-th group. The members'
     capacities are scaled so that the group would drain its backlog in one to thirty minutes
     if its members were alike.
     """
@@ -161,8 +162,12 @@ def with_rates(group: Group, seed: int) -> Group:
         (rng.paretovariate(1.5) * (10 if rng.random() < 0.05 else 1)) for _ in group.partitions()
     ]
     produce = load * total / sum(weights) if weights else 0.0
+    # no partition beyond half the fastest member: one nobody can read alone makes every plan
+    # fall behind, which says nothing of a strategy
+    hottest = 0.5 * total * max(speed, default=0.0) / sum(speed) if speed else 0.0
     rate_of = {
-        p.tp: round(w * produce, 3) for p, w in zip(group.partitions(), weights, strict=True)
+        p.tp: round(min(w * produce, hottest), 3)
+        for p, w in zip(group.partitions(), weights, strict=True)
     }
     topics = [
         Topic(

@@ -352,3 +352,33 @@ def test_a_closed_reader_says_so(kafka_bootstrap: str) -> None:
     reader.close()
     with pytest.raises(OffsetsError, match="closed"):
         reader.snapshot("g")
+
+
+def test_sampled_measures_rates_between_two_snapshots(
+    kafka_bootstrap: str, make_topic: MakeTopic
+) -> None:
+    """Produce and consume rates from two snapshots: what happens "while the reader sleeps"
+    is done by the test, so the rates are exact whatever the machine's load."""
+    hot = make_topic([100, 40])
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(hot, 0): 20, (hot, 1): 40})
+    now = [0.0]
+
+    def between(seconds: float) -> None:
+        assert seconds == 10.0
+        produce(kafka_bootstrap, {(hot, 0): 300, (hot, 1): 50})
+        commit(kafka_bootstrap, group, {(hot, 0): 120, (hot, 1): 90})
+        now[0] += seconds
+
+    with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
+        snap, model = r.sampled(
+            group, 10.0, "earliest", clock=lambda: now[0], sleep=between
+        )
+        _, unsampled = r.sampled(group, 0.0, "earliest", clock=lambda: now[0], sleep=between)
+
+    p0, p1 = model.topics[hot].partitions
+    assert (p0.rate_in, p0.rate_out) == (30.0, 10.0)
+    assert (p1.rate_in, p1.rate_out) == (5.0, 5.0)
+    assert group_lags(model) == {TopicPartition(hot, 0): 280, TopicPartition(hot, 1): 0}
+    assert snap.partitions[0].committed == 120
+    assert all(p.rate_in is None for p in unsampled.partitions())  # window 0: one read

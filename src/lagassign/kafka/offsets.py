@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition, java_order
+from lagassign.rates import measure_rates
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError
@@ -290,6 +291,31 @@ class OffsetsReader:
             len(topics),
         )
         return GroupSnapshot(group, state, members, tuple(partitions))
+
+    def sampled(
+        self,
+        group: str,
+        window: float,
+        auto_offset_reset: str = "latest",
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> tuple[GroupSnapshot, Group]:
+        """The group now, as a model group whose partitions carry produce and consume rates
+        measured over ``window`` seconds (:func:`lagassign.rates.measure_rates`): two
+        snapshots that far apart, the rates from their difference, the offsets and members
+        from the second. ``window`` 0: one snapshot, no rates."""
+        started = clock()
+        first = self.snapshot(group)
+        if window <= 0 or not first.exists:
+            return first, first.to_group(auto_offset_reset)
+        sleep(max(window - (clock() - started), 0.0))
+        # start to start: each snapshot reads its offsets as long after it starts as the other
+        apart = clock() - started
+        second = self.snapshot(group)
+        return second, measure_rates(
+            first.to_group(auto_offset_reset), second.to_group(auto_offset_reset), apart
+        )
 
     def close(self) -> None:
         """Releases the client (librdkafka's admin client has no close of its own)."""

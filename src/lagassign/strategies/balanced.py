@@ -87,9 +87,9 @@ RESTART_WORK = 3_000
 MAX_SPLITS = 1_000
 #: catch-up rounds at most after the utilisation round (each one re-weighs partitions by the best
 #: catch-up time so far); on groups above GLOBAL_CONSTRUCTION_LIMIT partitions, one
-CATCH_UP_ROUNDS = 6
+CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
-CATCH_UP_GAIN = 0.001
+CATCH_UP_GAIN = 0.0005
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
