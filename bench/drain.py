@@ -5,7 +5,7 @@ capacity, spread over its partitions with ±50% variation, and a member throughp
 that the group alone would drain in 300 s (backlog ÷ (capacity − produce rate)). A member
 joins (with the subscription of a random member) at a quarter of the ideal drain time and a
 random member leaves at half of it; rebalances take 10 s, the step is 1/500 of the ideal and
-the horizon 4× the ideal. The ideal is lagassign.simulate.ideal_drain_time (no pauses, the
+the horizon 4× the ideal. The ideal is lagassign.simulate.ideal.ideal_drain_time (no pauses, the
 larger of the group's and the slowest partition's fluid bound), so 1.00 cannot be beaten.
 
     .venv/bin/python bench/drain.py [--per-family 10] [--strategies a,b,...]
@@ -29,14 +29,10 @@ from rich.table import Table
 from lagassign.lag_rules import group_lags
 from lagassign.model import Member
 from lagassign.samples import Sample, suite
-from lagassign.simulate import (
-    Join,
-    Leave,
-    Scenario,
-    ideal_drain_time,
-    simulate,
-    with_load,
-)
+from lagassign.simulate.engine import simulate
+from lagassign.simulate.generators import with_load
+from lagassign.simulate.ideal import ideal_drain_time
+from lagassign.simulate.scenario import Join, Leave, Scenario
 from lagassign.strategies import names
 
 RESULTS = Path(__file__).parent / "results"

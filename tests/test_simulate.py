@@ -12,19 +12,13 @@ from pathlib import Path
 import pytest
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.scenario import parse_scenario
 from lagassign.model import Group, Member, Partition, Topic, TopicPartition
-from lagassign.simulate import (
-    Join,
-    Leave,
-    Run,
-    Scenario,
-    default_scenario,
-    ideal_drain_time,
-    parse_scenario,
-    run_strategy,
-    simulate,
-    with_load,
-)
+from lagassign.simulate.engine import run_strategy, simulate
+from lagassign.simulate.generators import default_scenario, with_load
+from lagassign.simulate.ideal import ideal_drain_time
+from lagassign.simulate.results import Run
+from lagassign.simulate.scenario import Join, Leave, Scenario
 from lagassign.strategies import create, names
 from tests.builders import group
 

@@ -35,7 +35,7 @@ from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
 
 if TYPE_CHECKING:
-    from lagassign.simulate import Scenario
+    from lagassign.simulate.scenario import Scenario
 
 EXIT_BAD_INPUT = 2
 #: the cluster could not be read (unreachable, timed out, refused): not the input's fault
@@ -373,7 +373,7 @@ def _run_plan(args: argparse.Namespace, console: Console) -> None:
 
 def _load_scenario(path: str) -> Scenario:
     """The scenario file at ``path``; a group given as a path is relative to the file."""
-    from lagassign.simulate import parse_scenario
+    from lagassign.formats.scenario import parse_scenario
 
     file = Path(path)
     try:
@@ -388,7 +388,8 @@ def _load_scenario(path: str) -> Scenario:
 
 
 def _run_simulate(args: argparse.Namespace, console: Console) -> None:
-    from lagassign.simulate import default_scenario, simulate
+    from lagassign.simulate.engine import simulate
+    from lagassign.simulate.generators import default_scenario
 
     strategies = strategy_list(args.strategies) if args.strategies is not None else None
     scenario = _load_scenario(args.scenario) if args.scenario else default_scenario()

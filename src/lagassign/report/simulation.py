@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
-from lagassign.simulate import Join, Rebalance, Run, Simulation
+from lagassign.simulate.results import Rebalance, Run, Simulation
+from lagassign.simulate.scenario import Join
 
 TOTAL_PNG = "drain-total.png"
 MEMBERS_PNG = "drain-members.png"
