@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 
@@ -33,9 +33,6 @@ from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
-
-if TYPE_CHECKING:
-    from lagassign.simulate.scenario import Scenario
 
 EXIT_BAD_INPUT = 2
 #: the cluster could not be read (unreachable, timed out, refused): not the input's fault
@@ -371,28 +368,13 @@ def _run_plan(args: argparse.Namespace, console: Console) -> None:
         print(f"chart written to {written}", file=sys.stderr)
 
 
-def _load_scenario(path: str) -> Scenario:
-    """The scenario file at ``path``; a group given as a path is relative to the file."""
-    from lagassign.formats.scenario import parse_scenario
-
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(file), f"cannot read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{file}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
-    return parse_scenario(data, str(file), lambda group: load_group(file.parent / group))
-
-
 def _run_simulate(args: argparse.Namespace, console: Console) -> None:
+    from lagassign.formats.scenario import load_scenario
     from lagassign.simulate.engine import simulate
     from lagassign.simulate.generators import default_scenario
 
     strategies = strategy_list(args.strategies) if args.strategies is not None else None
-    scenario = _load_scenario(args.scenario) if args.scenario else default_scenario()
+    scenario = load_scenario(args.scenario) if args.scenario else default_scenario()
     result = simulate(scenario, strategies)
     from lagassign.report.simulation import rebalances_table, simulation_json, summary_table
 

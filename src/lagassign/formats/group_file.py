@@ -21,12 +21,10 @@ Unknown keys are errors, so a typo never silently changes a plan.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lagassign.formats.errors import InputError, read_text
+from lagassign.formats.json_reader import JsonReader, load_json
 from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
 
@@ -37,63 +35,15 @@ _MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation", "c
 
 def load_group(path: str | Path) -> Group:
     """Read a group file. Raises :class:`InputError` naming the file and the key."""
-    text = read_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
-    return parse_group(data, source=str(path))
+    return parse_group(load_json(path), source=str(path))
 
 
 def parse_group(data: Any, source: str = "<group>") -> Group:
-    return _Reader(source).group(data)
+    return GroupReader(source).group(data)
 
 
-class _Reader:
-    """Walks the JSON document keeping the path, so each error names its key."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.path: list[str] = []
-
-    def fail(self, message: str, field: str = "") -> InputError:
-        where = ("".join(self.path) + (f".{field}" if field else "")).lstrip(".")
-        return InputError(f"{self.source}: {where}" if where else self.source, message)
-
-    @contextmanager
-    def at(self, key: str | int) -> Iterator[None]:
-        self.path.append(f"[{key}]" if isinstance(key, int) else f".{key}")
-        try:
-            yield
-        except ModelError as e:
-            # The model names the field inside the object being built here.
-            raise self.fail(e.message, e.where) from None
-        finally:
-            self.path.pop()
-
-    def expect(self, value: Any, kind: type | tuple[type, ...], what: str) -> Any:
-        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-            raise self.fail(f"expected {what}, got {json.dumps(value)}")
-        if not isinstance(value, kind):
-            raise self.fail(f"expected {what}, got {json.dumps(value)[:40]}")
-        return value
-
-    def keys(self, obj: dict[str, Any], allowed: set[str], required: set[str]) -> None:
-        for key in obj:
-            if key not in allowed:
-                with self.at(key):
-                    raise self.fail(f"unknown key (expected one of {', '.join(sorted(allowed))})")
-        for key in sorted(required - obj.keys()):
-            raise self.fail(f"missing key {key!r}")
-
-    def optional(
-        self, obj: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str
-    ) -> Any:
-        value = obj.get(key)
-        if value is None:
-            return None
-        with self.at(key):
-            return self.expect(value, kind, what)
+class GroupReader(JsonReader):
+    """The group file's keys; formats that hold a group object (the scenario file) extend it."""
 
     def group(self, data: Any) -> Group:
         obj = self.expect(data, dict, "a JSON object")

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lagassign.formats.group_file import _Reader
+from lagassign.formats.group_file import GroupReader, load_group
+from lagassign.formats.json_reader import load_json
 from lagassign.model import Group, Member, ModelError, TopicPartition
 from lagassign.simulate.scenario import (
     DEFAULT_DRAIN_THRESHOLD,
@@ -48,6 +49,13 @@ _EVENT_KEYS = {"time", "join", "leave"}
 _JOIN_KEYS = {"id", "topics", "throughput", "rack", "instance_id"}
 
 
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file; a group given as a path is relative to the file. Raises
+    :class:`InputError` naming the file and the key."""
+    file = Path(path)
+    return parse_scenario(load_json(file), str(file), lambda group: load_group(file.parent / group))
+
+
 def parse_scenario(
     data: Any, source: str = "<scenario>", load_group: Callable[[str], Group] | None = None
 ) -> Scenario:
@@ -59,7 +67,7 @@ def parse_scenario(
     return _ScenarioReader(source, load_group).scenario(data)
 
 
-class _ScenarioReader(_Reader):
+class _ScenarioReader(GroupReader):
     """The group file's reader, extended to the scenario's keys; errors in the same style."""
 
     def __init__(self, source: str, load_group: Callable[[str], Group] | None) -> None:
