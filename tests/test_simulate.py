@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lagassign.formats.errors import InputError
-from lagassign.formats.scenario import parse_scenario
+from lagassign.formats.scenario import load_scenario, parse_scenario
 from lagassign.model import Group, Member, Partition, Topic, TopicPartition
 from lagassign.simulate.engine import run_strategy, simulate
 from lagassign.simulate.generators import default_scenario, with_load
@@ -405,3 +405,20 @@ def test_scenario_path_errors_name_the_group_file(tmp_path: Path):
     path.write_text(json.dumps(scenario_data(group="g.json", member_throughput={})))
     out = lagassign("--scenario", str(path))
     assert out.returncode == 2 and "g.json: members[0]: missing key 'topics'" in out.stderr
+
+
+def test_load_scenario_reads_the_group_file_beside_it(tmp_path: Path):
+    (tmp_path / "g.json").write_text(json.dumps(GROUP))
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario_data(group="g.json")))
+    inline = parse_scenario(scenario_data(), str(path))
+    assert load_scenario(path) == inline
+    assert load_scenario(str(path)).name == "s"
+
+
+def test_load_scenario_names_the_line_of_invalid_json(tmp_path: Path):
+    path = tmp_path / "s.json"
+    path.write_text('{"group":\n')
+    with pytest.raises(InputError) as e:
+        load_scenario(path)
+    assert str(e.value) == f"{path}:2:1: invalid JSON: Expecting value"
