@@ -22,17 +22,19 @@ One step, from ``t`` to ``t + dt``:
 Rebalances. Time 0 is the end of the initial rebalance: the strategy assigns the group as
 given (owned partitions and generations included) and every member consumes from the start.
 Every join or leave starts a rebalance; each round of it lasts ``rebalance_pause`` seconds and
-at its end the strategy is called with the lags at that moment and every member's currently
-owned partitions and generation (so sticky strategies can be sticky), and the assignment takes
-effect. The protocol is the strategy's preferred one (``Strategy.protocols[0]``):
+at its end the strategy is called, by the core's one rebalance round
+(:func:`lagassign.plan.rebalance_round`), with the lags at that moment and every member's
+currently owned partitions and generation (so sticky strategies can be sticky), and the
+assignment takes effect. The protocol is the strategy's preferred one
+(``Strategy.protocols[0]``):
 
 * **eager**: at the start of the rebalance every member revokes everything, so nothing is
   consumed for ``rebalance_pause``;
 * **cooperative**: members keep consuming what they own during the round. At its end they
-  give up the partitions the new assignment takes from them; ``cooperative-sticky`` withholds
-  those from their new owners, so a follow-up round starts, and they are idle until it ends
-  ``rebalance_pause`` later. Rounds repeat while a round revokes anything (at most
-  ``MAX_ROUNDS``).
+  give up the partitions the new assignment takes from them; the round withholds those from
+  their new owners (:mod:`lagassign.strategies.cooperative`), so a follow-up round starts, and
+  they are idle until it ends ``rebalance_pause`` later. Rounds repeat while a round revokes
+  anything (at most ``MAX_ROUNDS``).
 
 A member that leaves stops consuming at once; its partitions are idle until the rebalance
 assigns them. An event during a rebalance restarts the current round.
@@ -51,6 +53,7 @@ from types import MappingProxyType
 
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Partition, Topic, TopicPartition
+from lagassign.plan import rebalance_round
 from lagassign.simulate.ideal import ideal_drain_time
 from lagassign.simulate.results import Rebalance, Run, Series, Simulation
 from lagassign.simulate.scenario import Event, Join, Scenario
@@ -187,10 +190,18 @@ class _Simulator:
         self.start_episode(step, event.describe(), before)
 
     def complete_round(self, step: int) -> None:
+        """The end of a round: the leader assigns as every rebalance round does
+        (:func:`~lagassign.plan.rebalance_round`), the members take the assignment and give up
+        what it takes from them; under the cooperative protocol a member that gave something up
+        rejoins, so another round follows."""
         episode = self.episode
         assert episode is not None
         members = self.members_now()
-        assignment = dict(self.strategy.assign(self.group_now()).partitions) if members else {}
+        assignment = (
+            dict(rebalance_round(self.strategy, self.group_now()).assignment.partitions)
+            if members
+            else {}
+        )
         self.group_generation += 1
         episode.rounds += 1
         revoked: set[TopicPartition] = set()
