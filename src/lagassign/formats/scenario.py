@@ -24,7 +24,7 @@ from lagassign.model import Group, Member, ModelError, TopicPartition
 from lagassign.simulate.scenario import (
     DEFAULT_DRAIN_THRESHOLD,
     DEFAULT_DT,
-    DEFAULT_HORIZON,
+    DEFAULT_DURATION,
     DEFAULT_REBALANCE_PAUSE,
     DEFAULT_THROUGHPUT,
     Event,
@@ -117,7 +117,7 @@ class _ScenarioReader(GroupReader):
                 rates=rates,
                 events=tuple(events),
                 dt=self.number(obj, "dt", DEFAULT_DT),
-                horizon=self.number(obj, "horizon", DEFAULT_HORIZON),
+                horizon=self.number(obj, "horizon", DEFAULT_DURATION),
                 rebalance_pause=self.number(obj, "rebalance_pause", DEFAULT_REBALANCE_PAUSE),
                 drain_threshold=self.number(obj, "drain_threshold", DEFAULT_DRAIN_THRESHOLD),
                 name=name,

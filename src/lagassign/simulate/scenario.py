@@ -17,7 +17,9 @@ from lagassign.model import Group, Member, ModelError, Partition, TopicPartition
 
 DEFAULT_THROUGHPUT = 1000.0
 DEFAULT_DT = 1.0
-DEFAULT_HORIZON = 3600.0
+#: seconds a scenario runs when it gives no ``horizon`` (not
+#: :data:`lagassign.rates.DEFAULT_HORIZON`, the seconds of produce rate a plan weighs)
+DEFAULT_DURATION = 3600.0
 DEFAULT_REBALANCE_PAUSE = 10.0
 DEFAULT_DRAIN_THRESHOLD = 0.5
 MAX_STEPS = 2_000_000
@@ -74,7 +76,7 @@ class Scenario:
     rates: Mapping[TopicPartition, float] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
     dt: float = DEFAULT_DT
-    horizon: float = DEFAULT_HORIZON
+    horizon: float = DEFAULT_DURATION
     rebalance_pause: float = DEFAULT_REBALANCE_PAUSE
     drain_threshold: float = DEFAULT_DRAIN_THRESHOLD
     name: str = "scenario"
