@@ -14,7 +14,6 @@ file, and every error names its key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,26 +52,27 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file; a group given as a path is relative to the file. Raises
     :class:`InputError` naming the file and the key."""
     file = Path(path)
-    return parse_scenario(load_json(file), str(file), lambda group: load_group(file.parent / group))
+    return parse_scenario(load_json(file), str(file), groups_in=file.parent)
 
 
 def parse_scenario(
-    data: Any, source: str = "<scenario>", load_group: Callable[[str], Group] | None = None
+    data: Any, source: str = "<scenario>", groups_in: Path | None = None
 ) -> Scenario:
     """A scenario from its JSON document (see docs/simulate.md).
 
-    ``group`` is a group file object, or a path that ``load_group`` reads (the caller resolves
-    it, relative to the scenario file). Raises :class:`InputError` naming the key.
+    ``group`` is a group file object, or the path of a group file relative to ``groups_in``
+    (the scenario file's folder; None: a path is an error). Raises :class:`InputError` naming
+    the key.
     """
-    return _ScenarioReader(source, load_group).scenario(data)
+    return _ScenarioReader(source, groups_in).scenario(data)
 
 
 class _ScenarioReader(GroupReader):
     """The group file's reader, extended to the scenario's keys; errors in the same style."""
 
-    def __init__(self, source: str, load_group: Callable[[str], Group] | None) -> None:
+    def __init__(self, source: str, groups_in: Path | None) -> None:
         super().__init__(source)
-        self.load_group = load_group
+        self.groups_in = groups_in
 
     def number(self, obj: dict[str, Any], key: str, default: float) -> float:
         value = self.optional(obj, key, (int, float), "a number")
@@ -85,9 +85,9 @@ class _ScenarioReader(GroupReader):
         with self.at("group"):
             spec = self.expect(obj["group"], (dict, str), "a group object or a group file path")
             if isinstance(spec, str):
-                if self.load_group is None:
+                if self.groups_in is None:
                     raise self.fail("a group file path is not supported here")
-                group = self.load_group(spec)
+                group = load_group(self.groups_in / spec)
             else:
                 group = self.group(spec)
         throughput = self.number(obj, "throughput", DEFAULT_THROUGHPUT)
