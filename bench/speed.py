@@ -1,7 +1,9 @@
 """Speed: `lag` and `balanced` beside Kafka's Java CooperativeStickyAssignor, on one input.
 
 The input is issue 5's: 500 topics × 2,000 partitions (1M) onto 2,000 members with identical
-subscriptions and skewed lag (``--scale`` shrinks topics and partitions for a quick look).
+subscriptions and skewed lag (``--scale`` shrinks topics and partitions for a quick look);
+``balanced time-aware`` is `balanced` on the same group with produce rates and member
+capacities up to sixfold apart (``samples.with_rates``), planning for catch-up time.
 Each measurement runs in its own process, so its peak memory (max RSS, which includes building
 the group) is its own; Java runs the same group twice in one JVM and the warm run counts.
 
@@ -27,6 +29,9 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PYTHON_STRATEGIES = ("lag", "balanced", "cooperative-sticky")
+#: `balanced` on the same group with produce rates and unequal member capacities
+#: (samples.with_rates): it plans for catch-up time
+TIME_AWARE = "balanced time-aware"
 JAVA = "java cooperative-sticky"
 
 
@@ -57,6 +62,10 @@ def child(what: str, topics: int, partitions: int, members: int) -> dict[str, fl
         return {"seconds": warm, "cold_seconds": cold, "peak_mib": peak / 1024}
     from lagassign.strategies import create
 
+    if what == TIME_AWARE:
+        from lagassign.samples import with_rates
+
+        group, what = with_rates(group, seed=0), "balanced"
     strategy = create(what)
     started = time.perf_counter()
     strategy.assign(group)
@@ -90,7 +99,7 @@ def main() -> None:
     topics, partitions = max(1, int(500 * args.scale)), max(1, int(2000 * args.scale))
     members = 2000
     results = {}
-    for what in (*PYTHON_STRATEGIES, JAVA):
+    for what in (*PYTHON_STRATEGIES, TIME_AWARE, JAVA):
         print(f"measuring {what} ...", file=sys.stderr)
         results[what] = measure(what, topics, partitions, members)
     java = results[JAVA]["seconds"]

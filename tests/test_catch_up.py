@@ -345,3 +345,12 @@ def test_every_strategy_reports_catch_up_beside_balanced():
         a = create(name).assign(EXAMPLE)
         m = evaluate(EXAMPLE, a, group_lags(EXAMPLE))
         assert m.catch_up_seconds is not None and m.catch_up_seconds >= 200.0
+
+
+@pytest.mark.parametrize("rate", ["NaN", "Infinity", "1e400", "-1"])
+def test_bad_rates_name_the_partition(group_file, rate):  # noqa: F811
+    text = json.dumps(EXAMPLE_FILE).replace('"rate_in": 10}', f'"rate_in": {rate}}}', 1)
+    out = lagassign("assign", "--strategy", "balanced", "--input", group_file(text))
+    assert out.returncode == 2 and out.stdout == ""
+    (line,) = out.stderr.strip().splitlines()
+    assert "topics.t.partitions[1].rate_in: rate must" in line, line

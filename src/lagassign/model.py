@@ -93,7 +93,17 @@ class Partition:
             raise ModelError("lag", f"lag must not be negative, got {self.lag}")
         for name in ("rate_in", "rate_out"):
             value = getattr(self, name)
-            if value is not None and value < 0:
+            if value is None:
+                continue
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:  # an int too large for a float
+                finite = False
+            if not finite:
+                raise ModelError(
+                    name, f"rate must be a finite number of messages per second, got {value!s:.40}"
+                )
+            if value < 0:
                 raise ModelError(name, f"rate must not be negative, got {value}")
 
 

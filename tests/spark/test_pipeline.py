@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import subprocess
 import sys
@@ -58,6 +59,8 @@ TABLE_COLUMNS = {
         "moves",
         "unassigned",
         "catch_up_s",
+        "time_aware",
+        "falls_behind",
     ],
 }
 
@@ -270,6 +273,13 @@ def test_full_sample_metrics_and_report(full: Path) -> None:
     # rates are known for some groups: catch-up time is predicted for them only
     assert any(g["catch_up_s"] is not None for g in groups)
     assert any(g["catch_up_s"] is None for g in groups)
+    for g in groups:  # a plan falls behind exactly when its slowest member never catches up
+        if g["catch_up_s"] is None:
+            assert g["falls_behind"] is None, g
+        else:
+            assert (g["falls_behind"] > 0) == math.isinf(g["catch_up_s"]), g
+    # groups with produce rates, and only they, are planned for catch-up time
+    assert any(g["time_aware"] for g in groups) and not all(g["time_aware"] for g in groups)
 
     summary = json.loads((full / "summary.json").read_text())
     assert summary["tool"] == "lagassign pipeline" and summary["partitions"] == 10_860

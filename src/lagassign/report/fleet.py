@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from lagassign.report.text import duration
+from lagassign.report.text import NEVER, UNKNOWN, duration
 
 #: the name of the members' current assignment in the tables (lagassign.plan.CURRENT)
 CURRENT = "current"
@@ -69,6 +69,10 @@ class GroupResult:
     moves: int
     unassigned: int
     catch_up_s: float | None
+    #: produce rates known: balanced planned for catch-up time (None in older outputs)
+    time_aware: bool | None = None
+    #: members this plan leaves behind for good; None without rates
+    falls_behind: int | None = None
 
     @property
     def excess(self) -> float:
@@ -160,6 +164,8 @@ class StrategySummary:
     near: float
     moves: int
     catch_up: float | None
+    #: groups where this plan leaves some member behind for good
+    behind: int
 
 
 def summarize(groups: Iterable[GroupResult], strategies: Sequence[str]) -> list[StrategySummary]:
@@ -184,6 +190,7 @@ def summarize(groups: Iterable[GroupResult], strategies: Sequence[str]) -> list[
                 near=sum(1 for r in ratios if r <= 1 + NEAR) / len(ratios),
                 moves=sum(g.moves for g in plans),
                 catch_up=statistics.median(known) if known else None,
+                behind=sum(1 for g in plans if g.falls_behind),
             )
         )
     return rows
@@ -354,14 +361,28 @@ th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #eee; text-align: right
 th { background: #f6f6f6; } td:first-child, th:first-child { text-align: left; }
 .facts td { text-align: left; } img { max-width: 100%; margin: 0.5em 0; }
 .note { color: #666; font-size: 0.9em; }
+.behind { color: #c00; font-weight: bold; }
 """
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]], css: str = "") -> str:
+#: a table cell: its text, or its text and a CSS class (``behind``: red)
+Cell = str | tuple[str, str]
+
+
+def _cell(c: Cell) -> str:
+    text, css = (c, "") if isinstance(c, str) else c
+    return f"<td class='{css}'>{html.escape(text)}</td>" if css else f"<td>{html.escape(text)}</td>"
+
+
+def _catch_up(seconds: float | None) -> Cell:
+    """A catch-up time; red when never: a member falls behind for good."""
+    shown = duration(seconds)
+    return (shown, "behind") if shown == NEVER else shown
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Cell]], css: str = "") -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>\n" for row in rows
-    )
+    body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>\n" for row in rows)
     head_row = f"<tr>{head}</tr>\n" if any(header) else ""
     return f'<table class="{css}">\n{head_row}{body}</table>'
 
@@ -410,9 +431,30 @@ def write_report(
         f"{NEAR:.0%} of the bound. Moves: partitions that leave their current owner, summed "
         "over the fleet.</p>"
     )
+    timed = sum(1 for g in any_plan if g.time_aware)
+    parts.append(
+        "<p class='note'>Catch-up: the predicted time until a plan's slowest member has read its "
+        "backlog while its partitions' produce rate keeps coming in, backlog ÷ (capacity − "
+        "inflow), from measured rates (capacity: a saturated member's consume rate, the median "
+        "of those for the others, else an equal share of the group's); the median over the "
+        f"groups with rates. {NEVER} (red): some member takes in at least what it can read and "
+        f"falls behind for good; {UNKNOWN}: no rate known. Falls behind: groups where the plan "
+        f"does that. {timed} of {len(any_plan)} groups have produce rates; balanced planned them "
+        "for catch-up time (marked † below) and the others for lag.</p>"
+    )
     parts.append(
         _table(
-            ["strategy", "groups", "median", "p90", "worst", "optimal", "moves", "median catch-up"],
+            [
+                "strategy",
+                "groups",
+                "median",
+                "p90",
+                "worst",
+                "optimal",
+                "moves",
+                "median catch-up",
+                "falls behind",
+            ],
             [
                 (
                     s.strategy,
@@ -422,7 +464,8 @@ def write_report(
                     f"{s.worst:.2f}×",
                     f"{s.near:.0%}",
                     f"{s.moves:,}" if s.strategy != CURRENT else "–",
-                    duration(s.catch_up),
+                    _catch_up(s.catch_up),
+                    (f"{s.behind:,}", "behind") if s.behind else "0",
                 )
                 for s in summary
             ],
@@ -437,18 +480,19 @@ def write_report(
         parts.append(
             "<p class='note'>Ranked by imbalance now (groups without a current assignment: "
             f"under {shown[0]}), among groups whose busiest member has at least "
-            f"{MIN_EXCESS:,} messages beyond the lower bound.</p>"
+            f"{MIN_EXCESS:,} messages beyond the lower bound. †: planned for catch-up time; red: "
+            f"{shown[-1]} leaves a member behind for good.</p>"
         )
         header = ["group", "members", "partitions", "total lag", "lower bound", "now"]
         header += [f"{s}" for s in shown] + [f"{shown[-1]} moves", f"catch-up now → {shown[-1]}"]
-        rows = []
+        rows: list[list[Cell]] = []
         for gid in worst[:WORST_ROWS]:
             p = plans[gid]
             now = p.get(CURRENT)
             base = now or p[shown[0]]
             last = p.get(shown[-1])
-            row = [
-                gid,
+            row: list[Cell] = [
+                f"{gid} †" if base.time_aware else gid,
                 str(base.members),
                 str(base.partitions),
                 f"{base.total_lag:,}",
@@ -459,9 +503,12 @@ def write_report(
                 g = p.get(s)
                 row.append(f"{_lag(g.max_member_lag)} ({g.imbalance:.2f}×)" if g else "–")
             row.append(str(last.moves) if last else "–")
+            after = last.catch_up_s if last else None
             row.append(
-                f"{duration(now.catch_up_s if now else None)} → "
-                f"{duration(last.catch_up_s if last else None)}"
+                (
+                    f"{duration(now.catch_up_s if now else None)} → {duration(after)}",
+                    "behind" if last and last.falls_behind else "",
+                )
             )
             rows.append(row)
         parts.append(_table(header, rows))

@@ -233,7 +233,11 @@ class Results:
             count_spread=metrics.count_spread,
             moves=metrics.moves,
             unassigned=metrics.unassigned,
-            catch_up_s=plan.metrics.catch_up_seconds,
+            catch_up_s=metrics.catch_up_seconds,
+            time_aware=gp.time_aware,
+            falls_behind=(
+                len(metrics.falls_behind) if metrics.member_catch_up is not None else None
+            ),
         )
 
 

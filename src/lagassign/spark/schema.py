@@ -60,6 +60,8 @@ RESULT_SCHEMA = pa.schema(
         pa.field("moves", pa.int32()),
         pa.field("unassigned", pa.int32()),
         pa.field("catch_up_s", pa.float64()),
+        pa.field("time_aware", pa.bool_()),
+        pa.field("falls_behind", pa.int32()),
         pa.field("error", pa.string()),
         pa.field("source", pa.string()),
         pa.field("row", pa.int64()),
@@ -86,6 +88,8 @@ TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
             "moves",
             "unassigned",
             "catch_up_s",
+            "time_aware",
+            "falls_behind",
         ),
     ),
 }
@@ -95,6 +99,7 @@ _DDL_TYPES = {
     pa.int32(): "int",
     pa.int64(): "bigint",
     pa.float64(): "double",
+    pa.bool_(): "boolean",
     pa.list_(pa.string()): "array<string>",
 }
 

@@ -85,8 +85,8 @@ MAX_RESTARTS = 64
 RESTART_WORK = 3_000
 #: pairs of members whose shared partitions split more ways than this are not split exhaustively
 MAX_SPLITS = 1_000
-#: catch-up rounds at most after the utilisation round (each one re-weighs partitions by the best
-#: catch-up time so far); on groups above GLOBAL_CONSTRUCTION_LIMIT partitions, one
+#: catch-up rounds at most after the first plan (each one re-weighs partitions by the best
+#: catch-up time so far); none on groups above GLOBAL_CONSTRUCTION_LIMIT partitions
 CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
 CATCH_UP_GAIN = 0.0005
@@ -866,26 +866,32 @@ def catch_up_plan(
     and inflow I_m (their ``rate_in``). It catches up in T_m = L_m ÷ (C_m − I_m), or never when
     I_m ≥ C_m (:func:`lagassign.rates.catch_up_time`).
 
-    1. **Utilisation.** Minimise the largest I_m ÷ C_m: :func:`balance` with weights
-       ``rate_in`` and speeds C. If some member still never catches up, no plan the search
-       finds keeps every member ahead: this plan, where the group falls behind least, is the
-       answer.
-    2. **Catch-up time.** Otherwise, with T the largest T_m so far: weigh each partition
-       ``lag + T × rate_in`` and minimise the largest total ÷ C_m. A plan whose every member
-       stays within T·C_m has L_m + T·I_m ≤ T·C_m, so every T_m ≤ T: each round's plan is at
-       least as good as the last, and a better one lowers T for the next round
-       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling.
+    A plan whose every member stays within T·C_m of weight ``lag + T × rate_in`` has
+    L_m + T·I_m ≤ T·C_m, so every T_m ≤ T. Hence:
 
-    The counts are those of :func:`balance` in both steps, and so is stickiness: each step
+    1. **Start** at T₀ = Σ lag ÷ (Σ C − Σ rate_in), all members finishing together, which no
+       plan beats: :func:`balance` with weights ``lag + T₀ × rate_in`` and speeds C.
+    2. **Utilisation**, only if that plan leaves some member behind: minimise the largest
+       I_m ÷ C_m (weights ``rate_in``). If some member still never catches up, no plan the
+       search finds keeps every member ahead: this plan, where the group falls behind least,
+       is the answer.
+    3. **Rounds:** with T the largest T_m so far, weigh ``lag + T × rate_in`` again. Each
+       round's plan is at least as good as the last, and a better one lowers T for the next
+       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling, after
+       :data:`CATCH_UP_ROUNDS`; on groups above :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions
+       the start is the answer (there, a lag plan is one partition of thousands per member,
+       and a round would double the time).
+
+    The counts are those of :func:`balance` in every step, and so is stickiness: each step
     keeps owned partitions within ``tolerance`` of its own objective.
 
     Example: members a (capacity 100 msg/s) and b (50) share t-0 (lag 6,000, 40 msg/s in),
     t-1 (lag 6,000, 10 msg/s), t-2 (lag 0, 30 msg/s) and t-3 (lag 0, 10 msg/s). By lag alone
     a plan is even whenever each gets one lagging partition, and b may get t-0 with t-2: 70
-    msg/s in on 50, never. Step 1 gives b the least inflow it can take (t-1 with t-3: 20 msg/s,
-    0.4 of its capacity, against a's 0.7). Step 2 starts at T = 200 s (a: 6,000 ÷ (100 − 70))
-    and finds nothing better with two partitions each, so a [t-0, t-2] and b [t-1, t-3]:
-    a catches up in 200 s, b in 6,000 ÷ 30 = 200 s.
+    msg/s in on 50, never. T₀ = 12,000 ÷ (150 − 90) = 200 s weighs the partitions 14,000,
+    8,000, 6,000 and 2,000; a [t-0, t-2] (20,000 ÷ 100) and b [t-1, t-3] (10,000 ÷ 50) both
+    reach 200: a catches up in 6,000 ÷ (100 − 70) = 200 s, b in 6,000 ÷ (50 − 20) = 200 s, as
+    soon as any plan could.
     """
     rates = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
     speeds = capacity.by_member
@@ -903,10 +909,18 @@ def catch_up_plan(
             speeds=speeds,
         )
 
-    best = plan_for(rates)
-    best_time = slowest(best)
-    size = len(rates)
-    rounds = CATCH_UP_ROUNDS if size <= GLOBAL_CONSTRUCTION_LIMIT else 1
+    # Start from all members finishing together, a time no plan beats; only if that plan
+    # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
+    spare = sum(speeds.values()) - sum(rates.values())
+    together = sum(lags.get(tp, 0) for tp in rates) / spare if spare > 0 else math.inf
+    best_time = math.inf
+    if math.isfinite(together):
+        best = plan_for({tp: lags.get(tp, 0) + together * r for tp, r in rates.items()})
+        best_time = slowest(best)
+    if math.isinf(best_time):
+        best = plan_for(rates)
+        best_time = slowest(best)
+    rounds = CATCH_UP_ROUNDS if len(rates) <= GLOBAL_CONSTRUCTION_LIMIT else 0
     for _ in range(rounds):
         if not 0 < best_time < math.inf:
             break  # falls behind whatever the search tried, or nothing to catch up on
