@@ -44,27 +44,11 @@ from lagassign.samples import FAMILIES, generate
 from lagassign.spark.groups import Results, plan_rows
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import run
-from lagassign.spark.schema import TABLES
+from lagassign.spark.schema import SNAPSHOT_SCHEMA, TABLES
 from lagassign.spark.snapshot import read_snapshot
 from lagassign.strategies import create, names
 
 RESULTS = Path(__file__).parent / "results"
-
-SCHEMA = pa.schema(
-    [
-        ("group", pa.string()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("begin", pa.int64()),
-        ("end", pa.int64()),
-        ("committed", pa.int64()),
-        ("member_id", pa.string()),
-        ("client_id", pa.string()),
-        ("host", pa.string()),
-        ("auto_offset_reset", pa.string()),
-        ("subscribed", pa.list_(pa.string())),
-    ]
-)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -123,7 +107,8 @@ def make_fleet(folder: Path, groups: int, rows: int, files: int) -> tuple[int, i
         batch += _rows(f"{family}-{i:06d}", group, rng)
         if (i + 1) % per_file == 0 or i + 1 == groups:
             pq.write_table(
-                pa.Table.from_pylist(batch, schema=SCHEMA), folder / f"part-{part:03d}.parquet"
+                pa.Table.from_pylist(batch, schema=SNAPSHOT_SCHEMA),
+                folder / f"part-{part:03d}.parquet",
             )
             written += len(batch)
             batch, part = [], part + 1

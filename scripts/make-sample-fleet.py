@@ -33,6 +33,7 @@ from lagassign.formats.describe import load_describe
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.samples import FAMILIES, generate
+from lagassign.spark.schema import SNAPSHOT_SCHEMA
 from lagassign.strategies import create
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,26 +43,6 @@ PER_FAMILY = 60
 MAX_PARTITIONS = 64
 CURRENT_ASSIGNORS = (("range", 0.5), ("cooperative-sticky", 0.3), ("roundrobin", 0.2))
 RACKS = ("az1", "az2", "az3")
-
-SCHEMA = pa.schema(
-    [
-        ("group", pa.string()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("begin", pa.int64()),
-        ("end", pa.int64()),
-        ("committed", pa.int64()),
-        ("member_id", pa.string()),
-        ("client_id", pa.string()),
-        ("host", pa.string()),
-        ("rack", pa.string()),
-        ("auto_offset_reset", pa.string()),
-        ("subscribed", pa.list_(pa.string())),
-        ("replica_racks", pa.list_(pa.string())),
-        ("rate_in", pa.float64()),
-        ("rate_out", pa.float64()),
-    ]
-)
 
 
 def _pick(rng: random.Random, weighted: tuple[tuple[str, float], ...]) -> str:
@@ -183,7 +164,7 @@ def write(folder: Path) -> None:
     rows = [
         r for family in FAMILIES for seed in range(PER_FAMILY) for r in group_rows(family, seed)
     ]
-    table = pa.Table.from_pylist(rows, schema=SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=SNAPSHOT_SCHEMA)
     pq.write_table(table, folder / "generated.parquet", compression="zstd", row_group_size=50_000)
     with open(folder / "seed002.jsonl", "w", encoding="utf-8") as f:
         for row in seed002_rows():

@@ -114,7 +114,9 @@ def _read_live(args: argparse.Namespace, window: float = 0.0) -> tuple[GroupSnap
     base = load_client_config(args.command_config) if args.command_config else {}
     config = merge(base, args.bootstrap_server)
     with OffsetsReader(config, timeout=args.timeout) as reader:
-        snapshot, group = reader.sampled(args.group, window, args.auto_offset_reset or "latest")
+        ((snapshot, group),) = reader.sampled(
+            [args.group], window, args.auto_offset_reset or "latest"
+        )
     if not snapshot.exists:
         raise CliError(
             f"--group: no consumer group {args.group!r} at {config['bootstrap.servers']}"

@@ -89,9 +89,11 @@ def running_group(
     topics: Sequence[str],
     members: int,
     protocol: str = "classic",
+    instance_ids: Sequence[str | None] = (),
 ) -> Iterator[list[Consumer]]:
     """``members`` subscribed consumers, polled until every partition of ``topics`` is assigned
-    exactly once and the coordinator reports the group Stable with that assignment."""
+    exactly once and the coordinator reports the group Stable with that assignment.
+    ``instance_ids``: the first members' ``group.instance.id`` (static membership)."""
     consumers = [
         Consumer(
             {
@@ -102,6 +104,11 @@ def running_group(
                 "enable.auto.commit": False,
                 "auto.offset.reset": "latest",  # read nothing, so no position moves
                 **({"session.timeout.ms": 10_000} if protocol == "classic" else {}),
+                **(
+                    {"group.instance.id": instance_ids[i]}
+                    if i < len(instance_ids) and instance_ids[i]
+                    else {}
+                ),
             }
         )
         for i in range(members)
@@ -371,10 +378,8 @@ def test_sampled_measures_rates_between_two_snapshots(
         now[0] += seconds
 
     with OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as r:
-        snap, model = r.sampled(
-            group, 10.0, "earliest", clock=lambda: now[0], sleep=between
-        )
-        _, unsampled = r.sampled(group, 0.0, "earliest", clock=lambda: now[0], sleep=between)
+        ((snap, model),) = r.sampled([group], 10.0, "earliest", clock=lambda: now[0], sleep=between)
+        ((_, unsampled),) = r.sampled([group], 0.0, "earliest", clock=lambda: now[0], sleep=between)
 
     p0, p1 = model.topics[hot].partitions
     assert (p0.rate_in, p0.rate_out) == (30.0, 10.0)

@@ -9,7 +9,10 @@ same group.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -113,3 +116,62 @@ def test_unreachable_cluster_is_one_error(spark: SparkSession, tmp_path: Path) -
         )
     assert time.monotonic() - started < 30
     assert not (tmp_path / "out").exists()
+
+
+def test_static_members_plan_as_lagassign_plan(
+    kafka_bootstrap: str, make_topic: MakeTopic, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Issue 11's bug: static members read live through the pipeline plan exactly as
+    ``lagassign plan --bootstrap-server`` plans them (``range`` orders static members before
+    dynamic ones, by instance id; the sticky strategies read generations)."""
+    hot = make_topic(HOT)
+    group = unique("pipeline-static")
+    commit(kafka_bootstrap, group, {(hot, 0): 100, (hot, 5): 20})
+    out = tmp_path / "out"
+    strategies = ("range", "sticky", "balanced")
+    with running_group(
+        kafka_bootstrap, group, [hot], 3, instance_ids=["static-c", "static-b", None]
+    ):
+        run(
+            PipelineOptions(
+                out=out,
+                bootstrap_server=kafka_bootstrap,
+                groups=re.escape(group),
+                timeout=READ_TIMEOUT_S,
+                rate_window=0,
+                strategies=strategies,
+                quiet=True,
+            ),
+            spark,
+        )
+        planned = subprocess.run(
+            [
+                sys.executable, "-m", "lagassign.cli", "plan",
+                "--bootstrap-server", kafka_bootstrap, "--group", group,
+                "--rate-window", "0", "--strategies", ",".join(strategies),
+                "--format", "json", "--timeout", str(READ_TIMEOUT_S),
+            ],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+    [result] = json.loads(planned.stdout)
+    expected = {
+        p["strategy"]: {m: sorted(map(tuple, tps)) for m, tps in p["assignment"].items() if tps}
+        for p in result["plans"]
+        if p["strategy"] in strategies
+    }
+    got: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(dict)
+    for r in pq.read_table(out / "plans").to_pylist():
+        if r["strategy"] in strategies:  # (not "current", what the members own now)
+            got[r["strategy"]].setdefault(r["member_id"], []).append((r["topic"], r["partition"]))
+    assert {s: {m: sorted(tps) for m, tps in by.items()} for s, by in got.items()} == expected
+    # and range is Kafka's static order, not the member ids': a static member's id is its
+    # instance id and a suffix, so "member-2-…" (dynamic) sorts first by id, but static
+    # members come first by instance id
+    by_prefix = {
+        m.split("-")[0] + "-" + m.split("-")[1]: tps for m, tps in expected["range"].items()
+    }
+    assert by_prefix == {
+        "static-b": [(hot, 0), (hot, 1)],
+        "static-c": [(hot, 2), (hot, 3)],
+        "member-2": [(hot, 4), (hot, 5)],
+    }

@@ -33,6 +33,7 @@ from lagassign.spark.groups import build_group
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import run
+from lagassign.spark.schema import SNAPSHOT_SCHEMA
 from lagassign.spark.snapshot import group_rows, read_snapshot
 from lagassign.spark.sources import sample_fleet
 from lagassign.strategies import names
@@ -375,6 +376,110 @@ def test_group_rows_round_trip() -> None:
             m.id: set(m.owned) for m in group.members
         }
         assert plan_group(rebuilt).lags == plan_group(group).lags
+
+
+def static_group(gid: str = "static") -> Group:
+    """Two static members whose instance ids sort the other way round from their member ids
+    (Kafka's range orders static members by instance id), a dynamic one, and owned partitions
+    from different generations. (A snapshot row names one owner per partition, so partitions
+    claimed twice cannot be written as rows.)"""
+    t0 = Topic("t0", tuple(Partition("t0", p, lag=lag) for p, lag in enumerate([50, 7, 300, 1])))
+    t1 = Topic("t1", tuple(Partition("t1", p, lag=lag) for p, lag in enumerate([9, 80, 0, 12])))
+    both = frozenset({"t0", "t1"})
+    return Group.of(
+        [t0, t1],
+        [
+            Member("C1", both, instance_id="z-static", owned=(t0.partitions[0].tp,), generation=3),
+            Member("C2", both, instance_id="a-static", owned=(t1.partitions[3].tp,), capacity=25.5),
+            Member("C3", both, owned=(t0.partitions[2].tp, t1.partitions[1].tp), generation=5),
+        ],
+        id=gid,
+    )
+
+
+def test_static_members_and_generations_survive_the_rows() -> None:
+    """Snapshot rows carry instance_id, generation and capacity, so range (static members
+    ordered by instance id), the sticky strategies (generations) and balanced (capacities)
+    plan from rows exactly as from the group (issue 11's bug)."""
+    group = static_group()
+    rebuilt = build_group(pa.Table.from_pydict(group_rows(group, "x")).to_pylist())
+    assert rebuilt.members == group.members
+    for strategy in ("range", "sticky", "cooperative-sticky", "balanced"):
+        assert plan_group(rebuilt, [strategy]).plans == plan_group(group, [strategy]).plans
+
+
+def test_rows_that_disagree_about_a_member_name_the_row() -> None:
+    rows = pa.Table.from_pydict(group_rows(static_group(), "f.jsonl")).to_pylist()
+    for i, row in enumerate(rows, 1):
+        row["row"] = i
+    c3 = [r for r in rows if r["member_id"] == "C3"]
+    c3[-1]["generation"] = 4
+    with pytest.raises(InputError, match=r"^f\.jsonl:\d+: generation: 4 disagrees with 5 "):
+        build_group(rows)
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_static_members_plan_as_assign_from_every_file_format(
+    spark: SparkSession, tmp_path: Path, suffix: str
+) -> None:
+    """A snapshot file with static members and generations through the pipeline: every
+    strategy's plan is `lagassign assign`'s on the same group (the core's plan_group)."""
+    groups = [static_group("static-a"), static_group("static-b")]
+    table = pa.concat_tables(
+        pa.Table.from_pydict(group_rows(g, "x")).select(SNAPSHOT_COLUMNS) for g in groups
+    )
+    # the rows carry lags as such (the model groups have no offsets): files carry offsets
+    table = table.set_column(
+        table.schema.get_field_index("begin"), "begin", pa.array([0] * len(table), pa.int64())
+    )
+    table = table.set_column(
+        table.schema.get_field_index("end"),
+        "end",
+        pa.array(group_rows_lags(groups), pa.int64()),
+    )
+    table = table.set_column(
+        table.schema.get_field_index("committed"),
+        "committed",
+        pa.array([0] * len(table), pa.int64()),
+    )
+    path = tmp_path / f"fleet.{suffix}"
+    if suffix == "parquet":
+        pq.write_table(table, path)
+    elif suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in table.to_pylist()))
+    else:
+        with path.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(table.schema.names)
+            for r in table.to_pylist():
+                w.writerow(
+                    " ".join(v) if isinstance(v, list) else "" if v is None else v
+                    for v in r.values()
+                )
+    out = tmp_path / "out"
+    run(options(out, inputs=(str(path),), report=False), spark)
+    planned: dict[tuple[str, str], dict[str, list[tuple[str, int]]]] = defaultdict(dict)
+    for r in read(out, "plans"):
+        member = planned[(r["group"], r["strategy"])].setdefault(r["member_id"], [])
+        member.append((r["topic"], r["partition"]))
+    for g in groups:
+        for plan in plan_group(g).plans:
+            expected = {
+                m: sorted((tp.topic, tp.partition) for tp in tps)
+                for m, tps in plan.assignment.partitions.items()
+                if tps
+            }
+            got = {m: sorted(tps) for m, tps in planned[(g.id, plan.strategy)].items()}
+            assert got == expected, (g.id, plan.strategy)
+
+
+def group_rows_lags(groups: list[Group]) -> list[int]:
+    """Each row's lag, in group_rows' order: as the end offset over begin = committed = 0."""
+    return [p.lag or 0 for g in groups for p in g.partitions()]
+
+
+#: the columns of a snapshot file (the pipeline adds lag, source, row and error)
+SNAPSHOT_COLUMNS = [f.name for f in SNAPSHOT_SCHEMA]
 
 
 # ------------------------------------------------------------------------------------------------

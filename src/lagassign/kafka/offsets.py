@@ -21,7 +21,7 @@ import concurrent.futures
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -294,28 +294,38 @@ class OffsetsReader:
 
     def sampled(
         self,
-        group: str,
+        groups: Sequence[str],
         window: float,
         auto_offset_reset: str = "latest",
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-    ) -> tuple[GroupSnapshot, Group]:
-        """The group now, as a model group whose partitions carry produce and consume rates
-        measured over ``window`` seconds (:func:`lagassign.rates.measure_rates`): two
-        snapshots that far apart, the rates from their difference, the offsets and members
-        from the second. ``window`` 0: one snapshot, no rates."""
-        started = clock()
-        first = self.snapshot(group)
-        if window <= 0 or not first.exists:
-            return first, first.to_group(auto_offset_reset)
-        sleep(max(window - (clock() - started), 0.0))
-        # start to start: each snapshot reads its offsets as long after it starts as the other
-        apart = clock() - started
-        second = self.snapshot(group)
-        return second, measure_rates(
-            first.to_group(auto_offset_reset), second.to_group(auto_offset_reset), apart
-        )
+    ) -> Iterator[tuple[GroupSnapshot, Group]]:
+        """Each of ``groups`` now, as its snapshot and as a model group whose partitions carry
+        produce and consume rates measured over ``window`` seconds
+        (:func:`lagassign.rates.measure_rates`): every group read once, then each again once
+        the window has passed since its first read (so many groups wait one window, not one
+        each); the rates from the difference, the offsets and members from the second read.
+        ``window`` 0: one read, no rates. A group gone by its second read is yielded as gone
+        (``GroupSnapshot.exists`` false)."""
+        first = [(clock(), self.snapshot(group)) for group in groups]
+        for started, before in first:
+            if window <= 0 or not before.exists:
+                yield before, before.to_group(auto_offset_reset)
+                continue
+            sleep(max(window - (clock() - started), 0.0))
+            # start to start: each read takes its offsets as long after it starts as the other
+            apart = clock() - started
+            after = self.snapshot(before.group)
+            if not after.exists:
+                yield after, after.to_group(auto_offset_reset)
+                continue
+            yield (
+                after,
+                measure_rates(
+                    before.to_group(auto_offset_reset), after.to_group(auto_offset_reset), apart
+                ),
+            )
 
     def close(self) -> None:
         """Releases the client (librdkafka's admin client has no close of its own)."""

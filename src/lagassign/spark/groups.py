@@ -8,8 +8,10 @@ here assigns a partition or computes a lag.
 
 The rows of a group make the model group this way: its members are the distinct non-null
 ``member_id``\\ s, each owning the partitions of its rows; a member subscribes its ``subscribed``
-topics, or every topic of the group when no row of it says; ``auto_offset_reset`` is the
-group's (null means "latest"). Rows that disagree about a group or a member raise
+topics, or every topic of the group when no row of it says; its ``rack``, ``instance_id``
+(static membership), ``generation`` (of what it owns, for the sticky strategies) and
+``capacity`` are those its rows give; ``auto_offset_reset`` is the group's (null means
+"latest"). Rows that disagree about a group or a member raise
 :class:`InputError` naming the file and row.
 """
 
@@ -55,13 +57,20 @@ def _order(row: Row) -> tuple[bool, bytes, int, str, int]:
     )
 
 
+#: a member's columns that every row of the member must agree on (null rows say nothing)
+MEMBER_COLUMNS = ("rack", "instance_id", "generation", "capacity")
+
+
 @dataclass
 class _MemberRows:
     first: Row
-    rack: str | None = None
-    rack_row: Row | None = None
+    #: column -> (value, the row that first gave it)
+    said: dict[str, tuple[Any, Row]] = field(default_factory=dict)
     subscribed: set[str] | None = None
     owned: list[TopicPartition] = field(default_factory=list)
+
+    def value(self, column: str) -> Any:
+        return self.said[column][0] if column in self.said else None
 
 
 def build_group(rows: Sequence[Row]) -> Group:
@@ -108,14 +117,17 @@ def build_group(rows: Sequence[Row]) -> Group:
         m = members.setdefault(member_id, _MemberRows(row))
         if topic is not None and number is not None:
             m.owned.append(TopicPartition(topic, number))
-        rack = row.get("rack")
-        if rack is not None:
-            if m.rack is None:
-                m.rack, m.rack_row = rack, row
-            elif rack != m.rack:
+        for column in MEMBER_COLUMNS:
+            value = row.get(column)
+            if value is None:
+                continue
+            if column not in m.said:
+                m.said[column] = (value, row)
+            elif value != m.said[column][0]:
+                first, first_row = m.said[column]
                 raise InputError(
                     _where(row),
-                    f"rack: {rack!r} disagrees with {m.rack!r} ({_where(m.rack_row or row)}) "
+                    f"{column}: {value!r} disagrees with {first!r} ({_where(first_row)}) "
                     f"for member {member_id!r}",
                 )
         subscribed = row.get("subscribed")
@@ -128,15 +140,22 @@ def build_group(rows: Sequence[Row]) -> Group:
                 )
             m.subscribed = (m.subscribed or set()) | set(subscribed)
     every_topic = frozenset(partitions)
-    model_members = [
-        Member(
-            mid,
-            frozenset(m.subscribed) if m.subscribed is not None else every_topic,
-            rack=m.rack,
-            owned=tuple(m.owned),
-        )
-        for mid, m in sorted(members.items())
-    ]
+    model_members = []
+    for mid, m in sorted(members.items()):
+        try:
+            model_members.append(
+                Member(
+                    mid,
+                    frozenset(m.subscribed) if m.subscribed is not None else every_topic,
+                    instance_id=m.value("instance_id"),
+                    rack=m.value("rack"),
+                    owned=tuple(m.owned),
+                    generation=m.value("generation"),
+                    capacity=m.value("capacity"),
+                )
+            )
+        except ModelError as e:
+            raise InputError(_where(m.first), f"{e.where}: {e.message}") from None
     topics = {
         name: Topic(name, tuple(partitions[name])) for name in sorted(partitions, key=java_order)
     }

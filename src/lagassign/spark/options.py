@@ -12,7 +12,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lagassign.arguments import DEFAULT_TIMEOUT_S, positive_int, positive_seconds, strategy_list
+from lagassign.arguments import (
+    DEFAULT_RATE_WINDOW_S,
+    DEFAULT_TIMEOUT_S,
+    positive_int,
+    positive_seconds,
+    seconds_or_zero,
+    strategy_list,
+)
 from lagassign.formats.errors import InputError
 from lagassign.strategies import names
 
@@ -36,6 +43,8 @@ class PipelineOptions:
     command_config: str | None = None
     #: seconds for reading one group from the cluster
     timeout: float = DEFAULT_TIMEOUT_S
+    #: live groups are read twice this many seconds apart, for their rates (0: once)
+    rate_window: float = DEFAULT_RATE_WINDOW_S
     #: only groups whose whole id matches this regular expression
     groups: str | None = None
     #: for describe dumps and live groups: the groups' auto.offset.reset
@@ -110,6 +119,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
+        "--rate-window",
+        type=seconds_or_zero,
+        default=None,
+        metavar="S",
+        help="with --bootstrap-server: read every group twice S seconds apart and plan with the "
+        "measured produce and consume rates (0: one read, no rates; default "
+        f"{DEFAULT_RATE_WINDOW_S:g})",
+    )
+    parser.add_argument(
         "--auto-offset-reset",
         metavar="POLICY",
         help="for --describe and --bootstrap-server: the groups' auto.offset.reset "
@@ -150,7 +168,11 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
     if args.input_format and not args.input:
         raise InputError("--format", "only with --input")
     if not live:
-        for flag, value in (("--command-config", args.command_config), ("--timeout", args.timeout)):
+        for flag, value in (
+            ("--command-config", args.command_config),
+            ("--timeout", args.timeout),
+            ("--rate-window", args.rate_window),
+        ):
             if value is not None:
                 raise InputError(flag, "only with --bootstrap-server")
     if args.auto_offset_reset is not None and not (live or args.describe):
@@ -179,6 +201,7 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
         bootstrap_server=args.bootstrap_server,
         command_config=args.command_config,
         timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
+        rate_window=DEFAULT_RATE_WINDOW_S if args.rate_window is None else args.rate_window,
         groups=args.groups,
         auto_offset_reset=args.auto_offset_reset,
         strategies=strategies,

@@ -185,6 +185,7 @@ def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
             options.bootstrap_server,
             command_config=options.command_config,
             timeout=options.timeout,
+            rate_window=options.rate_window,
             groups=options.groups,
             auto_offset_reset=options.auto_offset_reset,
         )
@@ -390,7 +391,11 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
 
 def _describe_input(options: PipelineOptions) -> dict[str, Any]:
     if options.bootstrap_server:
-        return {"bootstrap_server": options.bootstrap_server, "groups": options.groups}
+        return {
+            "bootstrap_server": options.bootstrap_server,
+            "groups": options.groups,
+            "rate_window": options.rate_window,
+        }
     if options.describe:
         return {"describe": list(options.describe), "groups": options.groups}
     if options.inputs:

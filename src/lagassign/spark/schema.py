@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-ROW_SCHEMA = pa.schema(
+#: a snapshot file's columns, one row per group × partition (docs/pipeline.md): what the
+#: readers accept, the sample fleet holds and the benchmark writes
+SNAPSHOT_SCHEMA = pa.schema(
     [
         pa.field("group", pa.string()),
         pa.field("topic", pa.string()),
@@ -24,7 +26,6 @@ ROW_SCHEMA = pa.schema(
         pa.field("begin", pa.int64()),
         pa.field("end", pa.int64()),
         pa.field("committed", pa.int64()),
-        pa.field("lag", pa.int64()),
         pa.field("member_id", pa.string()),
         pa.field("client_id", pa.string()),
         pa.field("host", pa.string()),
@@ -34,6 +35,17 @@ ROW_SCHEMA = pa.schema(
         pa.field("replica_racks", pa.list_(pa.string())),
         pa.field("rate_in", pa.float64()),
         pa.field("rate_out", pa.float64()),
+        pa.field("instance_id", pa.string()),
+        pa.field("generation", pa.int64()),
+        pa.field("capacity", pa.float64()),
+    ]
+)
+
+#: snapshot rows inside the pipeline: a file's columns and the internal extras (see above)
+ROW_SCHEMA = pa.schema(
+    [
+        *SNAPSHOT_SCHEMA,
+        pa.field("lag", pa.int64()),
         pa.field("source", pa.string()),
         pa.field("row", pa.int64()),
         pa.field("error", pa.string()),

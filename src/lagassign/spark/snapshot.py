@@ -6,7 +6,8 @@ file per call, and the tests and the benchmark's plain loop call them directly.
 A snapshot has one row per group × partition::
 
     group, topic, partition, begin, end, committed, member_id, client_id, host
-    [, rack, auto_offset_reset, subscribed, replica_racks, rate_in, rate_out]
+    [, rack, auto_offset_reset, subscribed, replica_racks, rate_in, rate_out,
+       instance_id, generation, capacity]
 
 ``group``, ``topic``, ``partition``, ``begin`` and ``end`` are required; the others may be null
 or left out. Every value is checked: a bad one raises :class:`InputError` naming the file, the
@@ -51,7 +52,17 @@ _EXTENSIONS = {
 
 REQUIRED = ("group", "topic", "partition", "begin", "end")
 NULLABLE = ("committed", "member_id", "client_id", "host")
-OPTIONAL = ("rack", "auto_offset_reset", "subscribed", "replica_racks", "rate_in", "rate_out")
+OPTIONAL = (
+    "rack",
+    "auto_offset_reset",
+    "subscribed",
+    "replica_racks",
+    "rate_in",
+    "rate_out",
+    "instance_id",
+    "generation",
+    "capacity",
+)
 COLUMNS = REQUIRED + NULLABLE + OPTIONAL
 
 _RESETS = ("latest", "earliest", "none")
@@ -105,6 +116,9 @@ _SPECS = {
     "replica_racks": _Column("replica_racks", "list", False),
     "rate_in": _Column("rate_in", "rate", False),
     "rate_out": _Column("rate_out", "rate", False),
+    "instance_id": _Column("instance_id", "text", False),
+    "generation": _Column("generation", "int", False),
+    "capacity": _Column("capacity", "rate", False),
 }
 
 _ARROW_TYPES = {
@@ -531,6 +545,9 @@ def group_rows(
             "client_id": client,
             "host": host,
             "rack": member.rack if member else None,
+            "instance_id": member.instance_id if member else None,
+            "generation": member.generation if member else None,
+            "capacity": member.capacity if member else None,
             "auto_offset_reset": group.auto_offset_reset,
             "subscribed": subscription(member_id),
             "source": source,

@@ -182,24 +182,23 @@ def list_groups(config: Mapping[str, str], timeout: float, pattern: str | None =
 
 
 def _group_collector(
-    config: Mapping[str, str], timeout: float, auto_offset_reset: str
+    config: Mapping[str, str], timeout: float, auto_offset_reset: str, rate_window: float
 ) -> BatchFunction:
     def collect(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from lagassign.kafka.offsets import OffsetsReader
 
         reader: OffsetsReader | None = None
         try:
-            for batch in batches:
-                for group in batch.column("group").to_pylist():
-                    if reader is None:
-                        reader = OffsetsReader(config, timeout=timeout)
-                    snapshot = reader.snapshot(group)
-                    if not snapshot.exists:
-                        continue  # gone since it was listed
-                    clients = {m.member_id: (m.client_id, m.host) for m in snapshot.members}
-                    source = f"{reader.servers} group {group}"
-                    model = snapshot.to_group(auto_offset_reset)
-                    yield rows_batch(group_rows(model, source, clients))
+            ids = [g for batch in batches for g in batch.column("group").to_pylist()]
+            if not ids:
+                return
+            reader = OffsetsReader(config, timeout=timeout)
+            for snapshot, model in reader.sampled(ids, rate_window, auto_offset_reset):
+                if not snapshot.exists:
+                    continue  # gone since it was listed
+                clients = {m.member_id: (m.client_id, m.host) for m in snapshot.members}
+                source = f"{reader.servers} group {snapshot.group}"
+                yield rows_batch(group_rows(model, source, clients))
         except OffsetsError as e:
             yield error_batch(str(e), CLUSTER)
         finally:
@@ -215,11 +214,14 @@ def read_live(
     *,
     command_config: str | None = None,
     timeout: float = 10.0,
+    rate_window: float = 0.0,
     groups: str | None = None,
     auto_offset_reset: str | None = None,
 ) -> DataFrame:
     """Every consumer group of the cluster (or those ``groups`` matches), read on the
-    executors: membership, committed, earliest and latest offsets."""
+    executors: membership, committed, earliest and latest offsets; with ``rate_window``, read
+    twice that many seconds apart, and the produce and consume rates measured between
+    (:func:`lagassign.rates.measure_rates`)."""
     config = client_config(bootstrap_server, command_config)
     ids = list_groups(config, timeout, groups)
     if not ids:
@@ -231,7 +233,7 @@ def read_live(
     log.info("reading %d consumer group(s) from %s", len(ids), config["bootstrap.servers"])
     tasks = max(1, min(len(ids), 2 * spark.sparkContext.defaultParallelism))
     frame = spark.createDataFrame([(g,) for g in ids], "group string").repartition(tasks)
-    collector = _group_collector(config, timeout, auto_offset_reset or "latest")
+    collector = _group_collector(config, timeout, auto_offset_reset or "latest", rate_window)
     return frame.mapInArrow(collector, ddl(ROW_SCHEMA))
 
 
