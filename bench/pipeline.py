@@ -6,7 +6,7 @@ one run:
 
 * **spark**: ``lagassign pipeline --input DIR`` on ``--master`` (default ``local[2]``);
 * **loop**: the same work in one Python process, no Spark: read and check every file
-  (lagassign.spark.snapshot), build each group and plan it with every strategy
+  (lagassign.formats.snapshot), build each group and plan it with every strategy
   (lagassign.spark.groups, i.e. the core's plan_group), write the same four Parquet tables.
 
 Neither writes the HTML report. The Spark time is shown with and without starting Spark.
@@ -38,14 +38,15 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
+from lagassign.formats.snapshot import read_snapshot
+from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
 from lagassign.spark.groups import Results, plan_rows
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import run
-from lagassign.spark.schema import SNAPSHOT_SCHEMA, TABLES
-from lagassign.spark.snapshot import read_snapshot
+from lagassign.spark.schema import TABLES
 from lagassign.strategies import create, names
 
 RESULTS = Path(__file__).parent / "results"

@@ -30,10 +30,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lagassign.formats.describe import load_describe
+from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.samples import FAMILIES, generate
-from lagassign.spark.schema import SNAPSHOT_SCHEMA
 from lagassign.strategies import create
 
 ROOT = Path(__file__).resolve().parents[1]

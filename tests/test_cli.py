@@ -176,3 +176,84 @@ def test_shared_argument_types_accept_what_they_should():
     assert positive_seconds("2.5") == 2.5
     assert positive_int("8") == 8
     assert strategy_list(" balanced, lag ,") == ["balanced", "lag"]
+
+
+# -- --input reads every format a group comes in ---------------------------------------------
+
+STATIC_GROUP_FILE = {
+    "group": "g",
+    "topics": {
+        "t0": {"partitions": [{"partition": p, "begin": 0, "end": e, "committed": c}
+                              for p, (e, c) in enumerate([(90, 10), (40, 40), (300, 0)])]},
+        "t1": {"partitions": [{"partition": p, "begin": 5, "end": e, "committed": None}
+                              for p, e in enumerate([70, 5, 20])]},
+    },
+    "auto_offset_reset": "earliest",
+    "members": [
+        {"id": "C1", "topics": ["t0", "t1"], "instance_id": "z", "owned": [["t0", 0]],
+         "generation": 3},
+        {"id": "C2", "topics": ["t0", "t1"], "instance_id": "a", "owned": [["t1", 2]],
+         "capacity": 40},
+        {"id": "C3", "topics": ["t0", "t1"], "owned": [["t0", 1], ["t1", 0]], "generation": 5},
+    ],
+}
+
+
+def snapshot_rows_of(data: dict) -> list[dict]:
+    """The snapshot rows (docs/pipeline.md) of a group file's group, written out by hand."""
+    owner = {tuple(tp): m for m in data["members"] for tp in m.get("owned", [])}
+    rows = []
+    for topic, spec in data["topics"].items():
+        for p in spec["partitions"]:
+            m = owner.get((topic, p["partition"]), {})
+            rows.append({
+                "group": data["group"], "topic": topic, "partition": p["partition"],
+                "begin": p["begin"], "end": p["end"], "committed": p["committed"],
+                "member_id": m.get("id"), "auto_offset_reset": data["auto_offset_reset"],
+                "instance_id": m.get("instance_id"), "generation": m.get("generation"),
+                "capacity": m.get("capacity"),
+            })
+    return rows
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_input_snapshot_files_plan_as_the_group_file(group_file, tmp_path, suffix):
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    other = {**STATIC_GROUP_FILE, "group": "other"}
+    rows = snapshot_rows_of(STATIC_GROUP_FILE) + snapshot_rows_of(other)
+    path = tmp_path / f"fleet.{suffix}"
+    if suffix == "parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    elif suffix == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    for strategy in ("range", "sticky", "balanced"):
+        ours = lagassign("assign", "--strategy", strategy, "--format", "json",
+                         "--input", str(path), "--group", "g")
+        theirs = lagassign("assign", "--strategy", strategy, "--format", "json",
+                           "--input", group_file(STATIC_GROUP_FILE))
+        assert ours.returncode == 0, ours.stderr
+        assert json.loads(ours.stdout) == json.loads(theirs.stdout), strategy
+    planned = lagassign("plan", "--input", str(path), "--format", "json")
+    assert [g["group"] for g in json.loads(planned.stdout)] == ["g", "other"]
+    many = lagassign("assign", "--strategy", "range", "--input", str(path))
+    assert many.returncode == 2
+    assert many.stderr == "lagassign: error: the input holds 2 groups; choose one with --group\n"
+    reset = lagassign("plan", "--input", str(path), "--auto-offset-reset", "latest")
+    assert reset.returncode == 2 and "the input file sets auto_offset_reset" in reset.stderr
+
+
+def test_input_snapshot_bad_row_is_one_line(tmp_path):
+    path = tmp_path / "fleet.csv"
+    path.write_text("group,topic,partition,begin,end\ng,t,0,0,10\ng,t,1,0,x\n")
+    out = lagassign("plan", "--input", str(path))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == f"lagassign: error: {path}:3: end: expected an integer, got 'x'\n"

@@ -25,7 +25,6 @@ from lagassign.arguments import (
 )
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
-from lagassign.formats.group_file import load_group
 from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsError
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
@@ -67,7 +66,12 @@ def _add_live(parser: argparse.ArgumentParser) -> None:
 
 def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input", metavar="FILE", help="group file (JSON)")
+    source.add_argument(
+        "--input",
+        metavar="FILE",
+        help="a group file (JSON), or a snapshot file of many groups (.jsonl, .csv, .parquet; "
+        "choose one with --group)",
+    )
     source.add_argument(
         "--describe-file", metavar="FILE", help="output of kafka-consumer-groups.sh --describe"
     )
@@ -146,8 +150,13 @@ def _load_groups(args: argparse.Namespace) -> list[Group]:
         raise CliError("--rate-window: only with --bootstrap-server")
     if args.input:
         if args.auto_offset_reset:
-            raise CliError("--auto-offset-reset: the group file sets auto_offset_reset itself")
-        groups = [load_group(args.input)]
+            raise CliError(
+                "--auto-offset-reset: the input file sets auto_offset_reset itself (a group "
+                "file's key, a snapshot file's column)"
+            )
+        from lagassign.formats.inputs import load_groups  # (pyarrow: only when reading)
+
+        groups = load_groups(args.input)
     else:
         groups = load_describe(args.describe_file or sample_describe_file(), reset)
     if args.group is not None:

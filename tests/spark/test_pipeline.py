@@ -26,15 +26,14 @@ from pyspark.sql import SparkSession
 from lagassign import cli
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
+from lagassign.formats.snapshot import read_snapshot
+from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA, build_group, group_rows
 from lagassign.lag_rules import lag_from_offsets
 from lagassign.model import Group, Member, Offsets, Partition, Topic
 from lagassign.plan import plan_group
-from lagassign.spark.groups import build_group
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import run
-from lagassign.spark.schema import SNAPSHOT_SCHEMA
-from lagassign.spark.snapshot import group_rows, read_snapshot
 from lagassign.spark.sources import sample_fleet
 from lagassign.strategies import names
 

@@ -4,8 +4,9 @@
   lagassign.spark.pipeline``, spark-submit);
 * :mod:`lagassign.spark.sources`: snapshot files, describe dumps and a live cluster as one
   DataFrame of snapshot rows, read on the executors;
-* :mod:`lagassign.spark.snapshot` and :mod:`lagassign.spark.groups`: the pure functions the
-  executors run: reading and checking files, building each model group, calling the core;
+* :mod:`lagassign.spark.groups`: what the executors run for each group: its model group
+  (:mod:`lagassign.formats.snapshot_rows`, from rows that :mod:`lagassign.formats.snapshot`
+  read and checked), the core's plans, the result rows;
 * :mod:`lagassign.spark.outputs`: the output folder, written whole or not at all;
 * :mod:`lagassign.spark.options`: the flags, shared by every way of running it.
 

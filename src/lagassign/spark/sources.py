@@ -1,7 +1,7 @@
 """The pipeline's inputs as one Spark DataFrame of snapshot rows (:data:`ROW_SCHEMA`).
 
 Files are listed on the driver and read on the executors, one task per file or few files
-(``mapInArrow`` over the list of paths), by :mod:`lagassign.spark.snapshot`; a live cluster's
+(``mapInArrow`` over the list of paths), by :mod:`lagassign.formats.snapshot`; a live cluster's
 groups are listed on the driver and read on the executors, a share of the groups per task,
 each task with its own :class:`~lagassign.kafka.offsets.OffsetsReader`. A source that fails
 gives an ``error`` row instead of raising on the executor, so that the driver can say what
@@ -22,10 +22,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.snapshot import read_describe
+from lagassign.formats.snapshot import read_snapshot as read_snapshot_file
+from lagassign.formats.snapshot_rows import (
+    ROW_SCHEMA,
+    error_batch,
+    format_of,
+    group_rows,
+    rows_batch,
+)
 from lagassign.kafka.offsets import ClientConfigError, OffsetsError, client_log
-from lagassign.spark.schema import ROW_SCHEMA, ddl
-from lagassign.spark.snapshot import error_batch, format_of, group_rows, read_describe, rows_batch
-from lagassign.spark.snapshot import read_snapshot as read_snapshot_file
+from lagassign.spark.schema import ddl
 
 log = logging.getLogger(__name__)
 

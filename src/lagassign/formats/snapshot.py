@@ -34,21 +34,10 @@ import pyarrow.parquet as pq
 
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
-from lagassign.model import Group
-from lagassign.spark.schema import ROW_SCHEMA
+from lagassign.formats.snapshot_rows import ROW_SCHEMA, format_of, group_rows, place, rows_batch
 
 #: rows per Arrow batch a reader yields
 BATCH_ROWS = 50_000
-
-FORMATS = ("jsonl", "csv", "parquet")
-_EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 
 REQUIRED = ("group", "topic", "partition", "begin", "end")
 NULLABLE = ("committed", "member_id", "client_id", "host")
@@ -68,24 +57,6 @@ COLUMNS = REQUIRED + NULLABLE + OPTIONAL
 _RESETS = ("latest", "earliest", "none")
 _INT32_MAX = 2**31 - 1
 _LIST_SEPARATORS = re.compile(r"[\s,;]+")
-
-
-def format_of(path: str) -> str | None:
-    """The snapshot format a file name says (``.jsonl``, ``.csv.gz``, ``.parquet`` ...)."""
-    name = path.lower().removesuffix(".gz")
-    for ext, fmt in _EXTENSIONS.items():
-        if name.endswith(ext):
-            return None if fmt == "parquet" and path.lower().endswith(".gz") else fmt
-    return None
-
-
-def place(source: str, row: int | None) -> str:
-    """Where a row is, as error messages say it: ``file:line``, or ``file: row N`` (Parquet)."""
-    if row is None:
-        return source
-    if format_of(source) == "parquet":
-        return f"{source}: row {row}"
-    return f"{source}:{row}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -511,76 +482,6 @@ def read_snapshot(
         raise InputError(path, f"cannot read: {e.strerror or e}") from None
 
 
-# ------------------------------------------------------------------------------------------------
-# model groups -> rows (describe dumps, live groups, generated groups)
-
-
-def group_rows(
-    group: Group,
-    source: str,
-    clients: Mapping[str, tuple[str | None, str | None]] | None = None,
-) -> dict[str, list[Any]]:
-    """Snapshot rows of a model group: one per partition (a lag given as such stays a lag) and
-    one per member that owns nothing, so that no member is lost. ``clients``: member id ->
-    (client id, host)."""
-    cols: dict[str, list[Any]] = {name: [] for name in ROW_SCHEMA.names}
-    owners = group.current_owners()
-    every_topic = set(group.topics)
-    by_id = {m.id: m for m in group.members}
-
-    def subscription(member_id: str | None) -> list[str] | None:
-        if member_id is None:
-            return None
-        topics = by_id[member_id].topics
-        return None if topics == every_topic else sorted(topics)
-
-    def add(topic: str | None, partition: int | None, member_id: str | None, **values: Any) -> None:
-        member = by_id.get(member_id) if member_id is not None else None
-        client, host = (clients or {}).get(member_id or "", (None, None))
-        row = {
-            "group": group.id,
-            "topic": topic,
-            "partition": partition,
-            "member_id": member_id,
-            "client_id": client,
-            "host": host,
-            "rack": member.rack if member else None,
-            "instance_id": member.instance_id if member else None,
-            "generation": member.generation if member else None,
-            "capacity": member.capacity if member else None,
-            "auto_offset_reset": group.auto_offset_reset,
-            "subscribed": subscription(member_id),
-            "source": source,
-            **values,
-        }
-        for name in ROW_SCHEMA.names:
-            cols[name].append(row.get(name))
-
-    for p in group.partitions():
-        offsets = p.offsets
-        add(
-            p.topic,
-            p.partition,
-            owners.get(p.tp),
-            begin=offsets.begin if offsets else None,
-            end=offsets.end if offsets else None,
-            committed=offsets.committed if offsets else None,
-            lag=p.lag if offsets is None else None,
-            replica_racks=sorted(p.racks) or None,
-            rate_in=p.rate_in,
-            rate_out=p.rate_out,
-        )
-    owning = set(owners.values())
-    for m in group.members:
-        if m.id not in owning:
-            add(None, None, m.id)
-    return cols
-
-
-def rows_batch(cols: Mapping[str, list[Any]]) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict(dict(cols), schema=ROW_SCHEMA)
-
-
 def read_describe(
     path: str, auto_offset_reset: str = "latest", groups: re.Pattern[str] | None = None
 ) -> Iterator[pa.RecordBatch]:
@@ -588,16 +489,3 @@ def read_describe(
     for group in load_describe(path, auto_offset_reset):
         if groups is None or groups.fullmatch(group.id):
             yield rows_batch(group_rows(group, path))
-
-
-def error_batch(
-    error: InputError | str, source: str = "", row: int | None = None
-) -> pa.RecordBatch:
-    """A batch of one row that says a source failed."""
-    if isinstance(error, InputError):
-        source, message = error.place, error.message
-    else:
-        message = error
-    cols: dict[str, list[Any]] = {name: [None] for name in ROW_SCHEMA.names}
-    cols.update(source=[source], row=[row], error=[message])
-    return rows_batch(cols)
