@@ -34,6 +34,7 @@ from lagassign.kafka.group import (
     Subscription,
     build_group,
     client_properties,
+    decode_capacity,
     decode_user_data,
     encode_user_data,
     fetch_within,
@@ -163,6 +164,39 @@ def test_unreadable_user_data_owns_nothing(data: bytes | None) -> None:
 def test_user_data_version_0_has_no_generation() -> None:
     v1 = encode_user_data([TopicPartition("t", 2)], 3)
     assert decode_user_data(v1[:-4]) == ((TopicPartition("t", 2),), None)
+
+
+def test_capacity_rides_after_the_sticky_layout() -> None:
+    """A member's capacity follows Kafka's sticky user data; aiokafka's own reader of that
+    layout and ours still read the assignment and generation before it."""
+    owned = (TopicPartition("t", 1), TopicPartition("u", 0))
+    data = encode_user_data(owned, 5, 250.5)
+    assert decode_capacity(data) == 250.5
+    assert decode_user_data(data) == (owned, 5)
+    theirs = StickyAssignorUserDataV1.decode(data)
+    assert [(t, list(ps)) for t, ps in theirs.previous_assignment] == [("t", [1]), ("u", [0])]
+    assert theirs.generation == 5
+    assert decode_capacity(encode_user_data(owned, 5)) is None
+    assert decode_capacity(encode_user_data((), None, 0.0)) == 0.0
+    assert decode_capacity(b"garbage!!") is None
+
+
+def test_capacity_setting_reaches_the_leaders_group() -> None:
+    """Each member's ``capacity`` setting travels in its subscription, with either client, and
+    the leader's model group has it: time-aware ``balanced`` plans with it."""
+    fast = kp.assignor("balanced", group_id=GROUP, fetch=Fetch(), capacity=300)
+    slow = kp.assignor("balanced", group_id=GROUP, fetch=Fetch())
+    members = join_members(("c-1", fast.metadata({"t", "u"})), ("c-2", slow.metadata({"t", "u"})))
+    fast.assign(CLUSTER, members)
+    assert fast.last_result is not None
+    assert {m.id: m.capacity for m in fast.last_result.group.members} == {
+        "c-1": 300.0,
+        "c-2": None,
+    }
+    member = aio.assignor("balanced", group_id=GROUP, fetch=Fetch(), capacity=40)
+    assert aio.decode_metadata("a", member.metadata({"t"}).encode()).capacity == 40.0
+    with pytest.raises(ValueError, match="capacity must be a non-negative number"):
+        kp.assignor("balanced", group_id=GROUP, fetch=Fetch(), capacity=-1)
 
 
 # -- connection settings --------------------------------------------------------------------

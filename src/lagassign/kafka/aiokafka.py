@@ -60,6 +60,7 @@ from lagassign.kafka.group import (
     GroupAssignor,
     LeaderAssignment,
     Subscription,
+    decode_capacity,
     decode_user_data,
     encode_user_data,
 )
@@ -97,7 +98,9 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         """This member's subscription for the JoinGroup request."""
         previous = self._owned if self.glue.sends_previous else ()
         return ConsumerProtocolMemberMetadata(
-            METADATA_VERSION, sorted(topics), encode_user_data(previous, self._generation)
+            METADATA_VERSION,
+            sorted(topics),
+            encode_user_data(previous, self._generation, self.glue.settings.capacity),
         )
 
     def assign(self, cluster: Any, members: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,7 +132,13 @@ def decode_metadata(member_id: str, metadata: Any) -> Subscription:
     if isinstance(metadata, (bytes, bytearray, memoryview)):
         metadata = ConsumerProtocolMemberMetadata.decode(bytes(metadata))
     owned, generation = decode_user_data(metadata.user_data)
-    return Subscription(member_id, tuple(metadata.subscription), owned, generation)
+    return Subscription(
+        member_id,
+        tuple(metadata.subscription),
+        owned,
+        generation,
+        capacity=decode_capacity(metadata.user_data),
+    )
 
 
 def assignor(name: str, **settings: Any) -> LagassignAssignor:

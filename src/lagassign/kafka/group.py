@@ -34,6 +34,7 @@ field or else the user data (``Subscription.owned``), what is in flight from the
 from __future__ import annotations
 
 import logging
+import math
 import struct
 import threading
 import time
@@ -91,6 +92,8 @@ class Subscription:
     instance_id: str | None = None
     rack: str | None = None
     consuming: tuple[TopicPartition, ...] = ()
+    #: messages per second the member says it can read (its assignor's ``capacity``)
+    capacity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -191,10 +194,18 @@ class AssignorSettings:
     lag_timeout: float = DEFAULT_LAG_TIMEOUT
     offsets_config: Mapping[str, str] = field(default_factory=dict)
     fetch: OffsetsFetch | None = None
+    #: messages per second this member can read, sent to the leader in the user data so
+    #: that time-aware ``balanced`` knows it (else the leader estimates it from the rates)
+    capacity: float | None = None
 
     def __post_init__(self) -> None:
         if self.lag_timeout <= 0:
             raise ValueError(f"lag_timeout must be positive, got {self.lag_timeout}")
+        if self.capacity is not None and not 0 <= self.capacity < math.inf:
+            raise ValueError(
+                f"capacity must be a non-negative number of messages per second, "
+                f"got {self.capacity}"
+            )
         object.__setattr__(self, "offsets_config", MappingProxyType(dict(self.offsets_config)))
 
     @classmethod
@@ -206,6 +217,7 @@ class AssignorSettings:
         lag_timeout: float = DEFAULT_LAG_TIMEOUT,
         offsets_config: Mapping[str, str] | None = None,
         fetch: OffsetsFetch | None = None,
+        capacity: float | None = None,
         **connection: object,
     ) -> AssignorSettings:
         """The settings from the keyword arguments the adapters' ``assignor()`` takes.
@@ -221,6 +233,7 @@ class AssignorSettings:
             lag_timeout,
             client_properties(connection, offsets_config),
             fetch,
+            capacity,
         )
 
 
@@ -474,6 +487,7 @@ def build_group(
             rack=s.rack,
             owned=tuple(tp for tp in s.owned if tp in known),
             generation=s.generation,
+            capacity=s.capacity,
         )
         for s in subscriptions
     ]
@@ -582,13 +596,22 @@ def client_properties(
 # -- user data: previous assignment and generation -------------------------------------------
 
 
-def encode_user_data(owned: Iterable[TopicPartition], generation: int | None) -> bytes:
-    """A member's previous assignment and generation as subscription user data.
+#: marks the capacity after the sticky layout (readers of that layout ignore what follows it)
+CAPACITY_MAGIC = b"lgC1"
+
+
+def encode_user_data(
+    owned: Iterable[TopicPartition], generation: int | None, capacity: float | None = None
+) -> bytes:
+    """A member's previous assignment and generation, and its capacity, as subscription user
+    data.
 
     The layout is that of Kafka's ``StickyAssignor`` user data, version 1 (what Java's eager
     sticky assignor and aiokafka's ``StickyPartitionAssignor`` send): an array of (topic: string,
     partitions: [int32]) followed by the generation (int32, -1 for none); big-endian, strings
-    as int16 length + UTF-8, arrays as int32 count + items.
+    as int16 length + UTF-8, arrays as int32 count + items. A capacity follows as
+    :data:`CAPACITY_MAGIC` and a float64 (messages per second); readers of the sticky layout
+    stop before it (:func:`decode_capacity` reads it).
     """
     grouped: dict[str, list[int]] = {}
     for tp in owned:
@@ -600,7 +623,18 @@ def encode_user_data(owned: Iterable[TopicPartition], generation: int | None) ->
         out.append(name)
         out.append(struct.pack(f">i{len(partitions)}i", len(partitions), *partitions))
     out.append(struct.pack(">i", NO_GENERATION if generation is None else generation))
+    if capacity is not None:
+        out.append(CAPACITY_MAGIC + struct.pack(">d", capacity))
     return b"".join(out)
+
+
+def decode_capacity(data: bytes | None) -> float | None:
+    """The capacity :func:`encode_user_data` put at the end of the user data, if any (a
+    negative or non-finite one is ignored, as unreadable user data is)."""
+    if not data or len(data) < 12 or data[-12:-8] != CAPACITY_MAGIC:
+        return None
+    (capacity,) = struct.unpack(">d", data[-8:])
+    return capacity if 0 <= capacity < math.inf else None
 
 
 def decode_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int | None]:

@@ -86,6 +86,7 @@ from lagassign.kafka.group import (
     GroupAssignor,
     LeaderAssignment,
     Subscription,
+    decode_capacity,
     decode_user_data,
     encode_user_data,
     protocol_for,
@@ -155,6 +156,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
             self._generation,
             self.client_rack,
             consuming=self.glue.sends_consuming,
+            capacity=self.glue.settings.capacity,
         )
 
     def assign(self, cluster: Any, members: Iterable[Any]) -> dict[str, Any]:
@@ -191,6 +193,7 @@ def encode_subscription(
     rack: str | None = None,
     *,
     consuming: bool,
+    capacity: float | None = None,
 ) -> Any:
     """A ``ConsumerProtocolSubscription`` (version 3) as kafka-python sends it.
 
@@ -208,7 +211,7 @@ def encode_subscription(
     return ConsumerProtocolSubscription(
         version=SUBSCRIPTION_VERSION,
         topics=sorted(topics),
-        user_data=encode_user_data(owned, generation),
+        user_data=encode_user_data(owned, generation, capacity),
         owned_partitions=owned_field,
         generation_id=-1 if generation is None else generation,
         rack_id=rack,
@@ -226,7 +229,8 @@ def decode_subscription(
     """
     if isinstance(metadata, (bytes, bytearray, memoryview)):
         metadata = ConsumerProtocolSubscription.decode(bytes(metadata))
-    from_user_data, user_generation = decode_user_data(getattr(metadata, "user_data", None))
+    user_data = getattr(metadata, "user_data", None)
+    from_user_data, user_generation = decode_user_data(user_data)
     consuming = tuple(
         TopicPartition(tp.topic, p)
         for tp in getattr(metadata, "owned_partitions", None) or ()
@@ -241,6 +245,7 @@ def decode_subscription(
         instance_id=instance_id or None,
         rack=getattr(metadata, "rack_id", None) or None,
         consuming=consuming,
+        capacity=decode_capacity(user_data),
     )
 
 
