@@ -9,8 +9,11 @@ the horizon 4× the ideal. The ideal is lagassign.simulate.ideal.ideal_drain_tim
 larger of the group's and the slowest partition's fluid bound), so 1.00 cannot be beaten.
 
     .venv/bin/python bench/drain.py [--per-family 10] [--strategies a,b,...]
+        [--capacities equal|unequal]
 
-Prints a table and writes bench/results/drain.json and drain.md.
+Prints a table and writes bench/results/drain.json and drain.md (drain-unequal.* with
+``--capacities unequal``: member throughputs up to sixfold apart, which the strategies see as
+the members' capacities).
 """
 
 from __future__ import annotations
@@ -44,8 +47,14 @@ STEPS_PER_IDEAL = 500
 HORIZON_IDEALS = 4.0
 
 
-def scenario_for(sample: Sample) -> Scenario | None:
-    """The sample's group under load, with one join and one leave; None without backlog."""
+#: member speeds drawn for ``--capacities unequal`` (scaled so that they average 1)
+SPEEDS = (0.5, 1.0, 1.0, 1.5, 2.0, 3.0)
+
+
+def scenario_for(sample: Sample, unequal: bool = False) -> Scenario | None:
+    """The sample's group under load, with one join and one leave; None without backlog.
+    ``unequal``: member throughputs up to sixfold apart (:data:`SPEEDS`), the group's total
+    as with equal ones, so the ideal drain time stays the same."""
     g = sample.group
     subscribed = {t for m in g.members for t in m.topics}
     backlog = sum(lag for tp, lag in group_lags(g).items() if tp.topic in subscribed)
@@ -59,9 +68,18 @@ def scenario_for(sample: Sample) -> Scenario | None:
     rng = random.Random(f"drain:{sample.family}:{sample.seed}")
     like = rng.choice(g.members)
     leaving = rng.choice(g.members)
+    member_throughput: dict[str, float] = {}
+    if unequal:
+        speeds = [rng.choice(SPEEDS) for _ in [*g.members, "joiner"]]
+        mean = sum(speeds[:-1]) / len(g.members)
+        member_throughput = {
+            m: throughput * v / mean
+            for m, v in zip([*(m.id for m in g.members), "joiner"], speeds, strict=True)
+        }
     return Scenario(
         loaded,
         throughput=throughput,
+        member_throughput=member_throughput,
         events=(
             Join(0.25 * ideal, Member("joiner", like.topics)),
             Leave(0.5 * ideal, leaving.id),
@@ -73,13 +91,13 @@ def scenario_for(sample: Sample) -> Scenario | None:
     )
 
 
-def run(per_family: int, strategies: list[str]) -> dict[str, object]:
+def run(per_family: int, strategies: list[str], unequal: bool = False) -> dict[str, object]:
     rows = []
     skipped = []
     started = time.perf_counter()
     samples = list(suite(per_family))
     for i, sample in enumerate(samples, 1):
-        scenario = scenario_for(sample)
+        scenario = scenario_for(sample, unequal)
         if scenario is None:
             skipped.append(f"{sample.family} #{sample.seed}")
             continue
@@ -108,6 +126,7 @@ def run(per_family: int, strategies: list[str]) -> dict[str, object]:
     return {
         "per_family": per_family,
         "load": LOAD,
+        "capacities": "unequal" if unequal else "equal",
         "group_drain_s": GROUP_DRAIN_S,
         "rebalance_pause_s": PAUSE_S,
         "horizon_ideals": HORIZON_IDEALS,
@@ -168,7 +187,13 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
     lines = [
         f"{len(groups)} generated groups ({result['per_family']} per family"
         + (f", {len(skipped)} without backlog left out" if skipped else "")
-        + f"); producers at {LOAD:.0%} of capacity, one member joins at ¼ and one leaves at "
+        + f"); {result['capacities']} member capacities"
+        + (
+            " (up to sixfold apart, the group's total as with equal ones)"
+            if result["capacities"] == "unequal"
+            else ""
+        )
+        + f"; producers at {LOAD:.0%} of capacity, one member joins at ¼ and one leaves at "
         f"½ of the ideal drain time, rebalances take {PAUSE_S:g} s (the group alone drains in "
         f"{GROUP_DRAIN_S:g} s). Time to drain ÷ ideal (no pauses, fluid bound); "
         f"> {HORIZON_IDEALS:g} means not drained within {HORIZON_IDEALS:g}× the ideal.",
@@ -189,9 +214,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=10)
     parser.add_argument("--strategies", default=None, help="comma-separated (default: all)")
+    parser.add_argument(
+        "--capacities",
+        choices=("equal", "unequal"),
+        default="equal",
+        help="members' throughputs: alike, or up to sixfold apart (writes drain-unequal.*)",
+    )
     args = parser.parse_args()
     strategies = args.strategies.split(",") if args.strategies else names()
-    result = run(args.per_family, strategies)
+    unequal = args.capacities == "unequal"
+    result = run(args.per_family, strategies, unequal)
     rows = summary(result, strategies)
     table = Table(title="time to drain ÷ ideal")
     columns = ("strategy", "median", "p90", "worst", "worst group", "not drained", "median moves")
@@ -213,9 +245,10 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     out = {**result, "summary": rows}
     # JSON has no infinity: a strategy that did not drain has null there
-    (RESULTS / "drain.json").write_text(json.dumps(_finite(out), indent=1))
-    (RESULTS / "drain.md").write_text(markdown(result, rows))
-    print(f"written {RESULTS / 'drain.md'}", file=sys.stderr)
+    name = "drain-unequal" if unequal else "drain"
+    (RESULTS / f"{name}.json").write_text(json.dumps(_finite(out), indent=1))
+    (RESULTS / f"{name}.md").write_text(markdown(result, rows))
+    print(f"written {RESULTS / name}.md", file=sys.stderr)
 
 
 if __name__ == "__main__":

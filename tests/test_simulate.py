@@ -422,3 +422,20 @@ def test_load_scenario_names_the_line_of_invalid_json(tmp_path: Path):
     with pytest.raises(InputError) as e:
         load_scenario(path)
     assert str(e.value) == f"{path}:2:1: invalid JSON: Expecting value"
+
+
+def test_member_throughputs_are_the_capacities_balanced_plans_with():
+    """a reads 100 msg/s, b 20. Given t-0 (30 msg/s in) b never catches up; given t-1 (5 msg/s)
+    it catches up in 3,000 ÷ (20 − 5) = 200 s: time-aware balanced gives b t-1, whatever the
+    equal lags say, and the group drains in the 200 s b needs."""
+    t = Topic(
+        "t", (Partition("t", 0, lag=3000, rate_in=30.0), Partition("t", 1, lag=3000, rate_in=5.0))
+    )
+    g = Group.of([t], [Member("a", frozenset({"t"}), capacity=100), Member("b", frozenset({"t"}))])
+    scenario = Scenario(g, throughput=1000, member_throughput={"b": 20}, dt=1, horizon=2000)
+    assert (scenario.throughput_of("a"), scenario.throughput_of("b")) == (100, 20)
+    run = run_strategy(scenario, create("balanced"))
+    assert run.drain_time is not None  # (with t-0, b would never catch up)
+    assert run.drain_time == pytest.approx(200, abs=2)
+    ideal = ideal_drain_time(scenario)
+    assert ideal is not None and ideal <= run.drain_time

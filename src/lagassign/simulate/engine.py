@@ -133,7 +133,8 @@ class _Simulator:
         return [mid for mid in self.order if self.present[mid]]
 
     def group_now(self) -> Group:
-        """The group as the leader sees it now: current lags, owned partitions, generations."""
+        """The group as the leader sees it now: current lags, produce rates, owned partitions,
+        generations, and each member's throughput as its capacity."""
         topics = []
         for name, topic in self.sc.group.topics.items():
             partitions = []
@@ -146,8 +147,14 @@ class _Simulator:
                     )
                 )
             topics.append(Topic(name, tuple(partitions)))
+        # the members' throughputs are their capacities: balanced plans for catch-up time
         members = [
-            replace(self.templates[mid], owned=self.assigned[mid], generation=self.generation[mid])
+            replace(
+                self.templates[mid],
+                owned=self.assigned[mid],
+                generation=self.generation[mid],
+                capacity=self.sc.throughput_of(mid),
+            )
             for mid in self.members_now()
         ]
         return Group.of(

@@ -8,6 +8,7 @@ when built and raises :class:`~lagassign.model.ModelError` naming the field, so 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -66,7 +67,9 @@ class Scenario:
     """What to simulate. Times in seconds, rates and throughputs in messages per second.
 
     ``throughput`` is every member's unless ``member_throughput`` names it (members of the
-    group and members that join). A partition produces its ``rate_in`` (0 if unset) unless
+    group and members that join) or the group gives the member a ``capacity``; a member's
+    throughput is also its capacity in the group the strategies see, so that time-aware
+    ``balanced`` plans with it. A partition produces its ``rate_in`` (0 if unset) unless
     ``rates`` overrides it. Events apply in time order (equal times: in the order given).
     """
 
@@ -153,7 +156,16 @@ class Scenario:
         return max(0, math.ceil(seconds / self.dt - _EPSILON))
 
     def throughput_of(self, member_id: str) -> float:
-        return self.member_throughput.get(member_id, self.throughput)
+        """``member_throughput``'s, else the group file's ``capacity`` of the member, else
+        ``throughput``."""
+        if member_id in self.member_throughput:
+            return self.member_throughput[member_id]
+        given = self._capacities.get(member_id)
+        return self.throughput if given is None else given
+
+    @functools.cached_property
+    def _capacities(self) -> dict[str, float | None]:
+        return {m.id: m.capacity for m in self.group.members}
 
     def rate_of(self, partition: Partition) -> float:
         rate = self.rates.get(partition.tp)

@@ -38,7 +38,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -179,29 +178,7 @@ def _sql_settings(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
 
 
 def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
-    if options.bootstrap_server:
-        return sources.read_live(
-            spark,
-            options.bootstrap_server,
-            command_config=options.command_config,
-            timeout=options.timeout,
-            rate_window=options.rate_window,
-            groups=options.groups,
-            auto_offset_reset=options.auto_offset_reset,
-        )
-    if options.describe:
-        return sources.read_files(
-            spark,
-            options.describe,
-            describe=True,
-            groups=options.groups,
-            auto_offset_reset=options.auto_offset_reset,
-        )
-    if options.inputs:
-        return sources.read_files(
-            spark, options.inputs, input_format=options.input_format, groups=options.groups
-        )
-    return sources.read_sample(spark, groups=options.groups)
+    return sources.chosen(options).read(spark, options)
 
 
 def _planner(strategies: Sequence[str]) -> Callable[[pa.Table], pa.Table]:
@@ -351,7 +328,7 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
                 {
                     "version": __version__,
                     "created": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "input": _describe_input(options),
+                    "input": sources.chosen(options).described(options),
                     "groups": groups,
                     "partitions": total_partitions,
                     "strategies": strategies,
@@ -389,20 +366,6 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
             spark.stop()
 
 
-def _describe_input(options: PipelineOptions) -> dict[str, Any]:
-    if options.bootstrap_server:
-        return {
-            "bootstrap_server": options.bootstrap_server,
-            "groups": options.groups,
-            "rate_window": options.rate_window,
-        }
-    if options.describe:
-        return {"describe": list(options.describe), "groups": options.groups}
-    if options.inputs:
-        return {"snapshots": list(options.inputs), "groups": options.groups}
-    return {"sample": str(sources.sample_fleet()), "groups": options.groups}
-
-
 def _report(
     results: DataFrame,
     folder: Path,
@@ -425,7 +388,9 @@ def _report(
     )
     members = [MemberResult(**row.asDict()) for row in member_rows]
     facts = {
-        "input": ", ".join(f"{k}: {v}" for k, v in _describe_input(options).items() if v),
+        "input": ", ".join(
+            f"{k}: {v}" for k, v in sources.chosen(options).described(options).items() if v
+        ),
         "Spark": f"{spark.version} on {spark.sparkContext.master}",
         "strategies": ", ".join(strategies),
         "run time": f"{sum(clock.seconds.values()):.0f} s so far (read, plan, write)",

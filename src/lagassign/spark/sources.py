@@ -14,8 +14,10 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -32,6 +34,7 @@ from lagassign.formats.snapshot_rows import (
     rows_batch,
 )
 from lagassign.kafka.offsets import ClientConfigError, OffsetsError, client_log
+from lagassign.spark.options import PipelineOptions
 from lagassign.spark.schema import ddl
 
 log = logging.getLogger(__name__)
@@ -127,10 +130,6 @@ def read_files(
     pattern = re.compile(groups) if groups is not None else None
     reader = _file_reader(describe, input_format, pattern, auto_offset_reset or "latest")
     return _paths_frame(spark, files).mapInArrow(reader, ddl(ROW_SCHEMA))
-
-
-def read_sample(spark: SparkSession, groups: str | None = None) -> DataFrame:
-    return read_files(spark, [str(sample_fleet())], groups=groups)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -242,6 +241,95 @@ def read_live(
     frame = spark.createDataFrame([(g,) for g in ids], "group string").repartition(tasks)
     collector = _group_collector(config, timeout, auto_offset_reset or "latest", rate_window)
     return frame.mapInArrow(collector, ddl(ROW_SCHEMA))
+
+
+# ------------------------------------------------------------------------------------------------
+# the sources by name: the options choose one
+
+
+@dataclass(frozen=True)
+class Source:
+    """One kind of pipeline input: when the options choose it, how it is read, and how
+    ``summary.json`` describes it."""
+
+    name: str
+    chosen: Callable[[PipelineOptions], bool]
+    read: Callable[[SparkSession, PipelineOptions], DataFrame]
+    described: Callable[[PipelineOptions], dict[str, Any]]
+
+
+#: in order of precedence; the first whose options choose it reads (the sample: always)
+SOURCES: list[Source] = []
+
+
+def source(
+    name: str,
+    chosen: Callable[[PipelineOptions], bool],
+    described: Callable[[PipelineOptions], dict[str, Any]],
+) -> Callable[[Callable[[SparkSession, PipelineOptions], DataFrame]], Source]:
+    """Registers a source: adding one is a reading function and this line above it."""
+
+    def register(read: Callable[[SparkSession, PipelineOptions], DataFrame]) -> Source:
+        made = Source(name, chosen, read, described)
+        SOURCES.append(made)
+        return made
+
+    return register
+
+
+def chosen(options: PipelineOptions) -> Source:
+    return next(s for s in SOURCES if s.chosen(options))
+
+
+@source(
+    "live",
+    lambda o: o.bootstrap_server is not None,
+    lambda o: {
+        "bootstrap_server": o.bootstrap_server,
+        "groups": o.groups,
+        "rate_window": o.rate_window,
+    },
+)
+def _live(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+    assert o.bootstrap_server is not None
+    return read_live(
+        spark,
+        o.bootstrap_server,
+        command_config=o.command_config,
+        timeout=o.timeout,
+        rate_window=o.rate_window,
+        groups=o.groups,
+        auto_offset_reset=o.auto_offset_reset,
+    )
+
+
+@source(
+    "describe",
+    lambda o: bool(o.describe),
+    lambda o: {"describe": list(o.describe), "groups": o.groups},
+)
+def _describe(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+    return read_files(
+        spark, o.describe, describe=True, groups=o.groups, auto_offset_reset=o.auto_offset_reset
+    )
+
+
+@source(
+    "snapshots",
+    lambda o: bool(o.inputs),
+    lambda o: {"snapshots": list(o.inputs), "groups": o.groups},
+)
+def _snapshots(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+    return read_files(spark, o.inputs, input_format=o.input_format, groups=o.groups)
+
+
+@source(
+    "sample",
+    lambda o: True,
+    lambda o: {"sample": str(sample_fleet()), "groups": o.groups},
+)
+def _sample(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+    return read_files(spark, [str(sample_fleet())], groups=o.groups)
 
 
 # ------------------------------------------------------------------------------------------------
