@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -22,7 +21,7 @@ from lagassign.strategies import create, names
 from lagassign.strategies.balanced import BalancedAssignor, catch_up_plan
 from tests.groupgen import random_group
 from tests.test_cli import group_file, lagassign  # noqa: F401 (a fixture)
-from tests.test_properties import check_valid
+from tests.test_properties import check_per_topic_counts, check_valid
 
 
 def rated_group(
@@ -169,14 +168,7 @@ def test_time_aware_plans_keep_the_count_guarantees(rng, seed):
     g = with_rates(random_group(rng, racks=False), seed)
     a = BalancedAssignor().assign(g)
     check_valid(g, a, cooperative=False)
-    owner = a.owners()
-    for topic in g.topics:
-        subscribers = [m.id for m in g.subscribers(topic)]
-        if not subscribers:
-            continue
-        per_member = Counter(owner[p.tp] for p in g.topics[topic].partitions)
-        counts = [per_member.get(m, 0) for m in subscribers]
-        assert max(counts) - min(counts) <= 1, (topic, counts)
+    check_per_topic_counts(g, a)
     if len({m.topics for m in g.members}) == 1:
         counts = [len(tps) for tps in a.partitions.values()]
         assert max(counts) - min(counts) <= 1, counts

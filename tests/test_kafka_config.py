@@ -12,15 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from lagassign.formats.client_properties import Property, parse_properties, read_properties
 from lagassign.formats.errors import InputError
-from lagassign.kafka.config import (
-    Property,
-    load_client_config,
-    merge,
-    parse_properties,
-    read_properties,
-    to_librdkafka,
-)
+from lagassign.kafka.config import load_client_config, merge, to_librdkafka
 
 # read by java.util.Properties.load as JAVA_READS below
 JAVA_TEXT = r"""# comment

@@ -52,7 +52,11 @@ def test_every_partition_once_only_to_subscribers(rng, name):
 @SETTINGS
 def test_per_topic_count_balance(rng, name):
     g = random_group(rng, racks=False)
-    a = create(name).assign(g)
+    check_per_topic_counts(g, create(name).assign(g))
+
+
+def check_per_topic_counts(g: Group, a: Assignment) -> None:
+    """Each topic's subscribers hold the floor or the ceiling of its partitions ÷ their number."""
     owner = a.owners()
     for topic in g.topics:
         subscribers = [m.id for m in g.subscribers(topic)]

@@ -109,14 +109,13 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
 def _read_live(args: argparse.Namespace, window: float = 0.0) -> tuple[GroupSnapshot, Group]:
     """The group ``args.group`` as the cluster at ``args.bootstrap_server`` sees it now, as a
     snapshot and as a model group; with ``window``, its rates measured over that long."""
-    from lagassign.kafka.config import load_client_config, merge
+    from lagassign.kafka.config import client_config
     from lagassign.kafka.offsets import OffsetsReader
 
     if not args.group:
         raise CliError("--group: required with --bootstrap-server")
     _warnings_to_stderr()
-    base = load_client_config(args.command_config) if args.command_config else {}
-    config = merge(base, args.bootstrap_server)
+    config = client_config(args.bootstrap_server, args.command_config)
     with OffsetsReader(config, timeout=args.timeout) as reader:
         ((snapshot, group),) = reader.sampled(
             [args.group], window, args.auto_offset_reset or "latest"
@@ -441,8 +440,8 @@ def _run_describe(args: argparse.Namespace, console: Console) -> None:
         return
     from lagassign.report.tables import describe_members_table, describe_table
 
-    console.print(describe_table(snapshot, lags))
-    console.print(describe_members_table(snapshot, loads))
+    console.print(describe_table(group, lags, snapshot.state))
+    console.print(describe_members_table(group, loads))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

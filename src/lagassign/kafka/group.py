@@ -54,8 +54,8 @@ from lagassign.model import (
     TopicPartition,
     java_order,
 )
+from lagassign.plan import rebalance_round
 from lagassign.strategies import RebalanceProtocol, Strategy, create
-from lagassign.strategies.cooperative import assign_cooperatively
 
 log = logging.getLogger(__name__)
 
@@ -243,8 +243,7 @@ class GroupAssignor:
     ``strategy`` must support ``protocol``, which decides what the member sends
     (:attr:`sends_consuming`, :attr:`sends_previous`). As the leader, for a strategy that
     supports the cooperative protocol, it gives a member no partition that another member still
-    consumes (:func:`~lagassign.strategies.cooperative.assign_cooperatively`), whatever
-    ``protocol``.
+    consumes (:func:`lagassign.plan.rebalance_round`), whatever ``protocol``.
     """
 
     def __init__(
@@ -385,12 +384,10 @@ class GroupAssignor:
             auto_offset_reset=self.settings.auto_offset_reset,
         )
         consuming = _consuming(subscriptions, group)
-        withheld: tuple[TopicPartition, ...] = ()
-        if RebalanceProtocol.COOPERATIVE in self.strategy.protocols:
-            assignment, moving = assign_cooperatively(self.strategy, group, consuming)
-            withheld = tuple(sorted(moving, key=TopicPartition.sort_key))
-        else:
-            assignment = self.strategy.assign(group)
+        # the core's round: a strategy that supports the cooperative protocol withholds what
+        # another member still consumes, whatever protocol this leader runs
+        assignment, moving = rebalance_round(self.strategy, group, consuming)
+        withheld = tuple(sorted(moving, key=TopicPartition.sort_key))
         seconds = time.monotonic() - started
         log.debug(
             "lagassign: group %r, strategy %r (%s), lag %s%s: %s, withheld %s (%.3f s)",

@@ -142,7 +142,16 @@ class GroupSnapshot:
                 )
                 topics = fallback
             owned = tuple(tp for tp in m.assigned if tp.topic in known)
-            members.append(Member(m.member_id, topics, instance_id=m.instance_id, owned=owned))
+            members.append(
+                Member(
+                    m.member_id,
+                    topics,
+                    instance_id=m.instance_id,
+                    owned=owned,
+                    client_id=m.client_id,
+                    host=m.host,
+                )
+            )
         return Group(
             self.group,
             {name: Topic(name, tuple(ps)) for name, ps in by_topic.items()},
@@ -166,7 +175,7 @@ _STATE_NAMES = {
 _THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
 
 
-class _ClientLog:
+class ClientLog:
     """librdkafka's ``logger``: forwards to :data:`client_log` at DEBUG (so nothing reaches
     stderr on its own) and keeps the last warning or error for :class:`OffsetsError` messages."""
 
@@ -201,7 +210,7 @@ class OffsetsReader:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.timeout = float(timeout)
         self.servers = str(config.get("bootstrap.servers", "")).strip() or "(no bootstrap.servers)"
-        self._client_log = _ClientLog()
+        self._client_log = ClientLog()
         try:
             from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
@@ -513,7 +522,7 @@ class OffsetsReader:
 
     def _hint(self) -> str:
         assert self._admin is not None
-        self._admin.poll(0)  # hands librdkafka's queued log lines to _ClientLog
+        self._admin.poll(0)  # hands librdkafka's queued log lines to ClientLog
         problem = self._client_log.last_problem
         return f" (last client error: {problem})" if problem else ""
 

@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from rich.table import Table
 
-from lagassign.kafka.offsets import GroupSnapshot
 from lagassign.metrics import AssignmentMetrics, MemberLoad
-from lagassign.model import Assignment, TopicPartition
+from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.plan import GroupPlans, Plan
 from lagassign.rates import Capacities, CapacitySource, capacities
 from lagassign.report.text import NEVER, UNKNOWN, duration
@@ -141,12 +140,15 @@ def plan_members_table(gp: GroupPlans) -> Table:
     return table
 
 
-def describe_table(snapshot: GroupSnapshot, lags: Mapping[TopicPartition, int]) -> Table:
+def describe_table(group: Group, lags: Mapping[TopicPartition, int], state: str) -> Table:
     """Per partition, as ``kafka-consumer-groups --describe``: offsets, lag and owner."""
-    total = sum(lags.get(p.tp, 0) for p in snapshot.partitions)
+    partitions = list(group.partitions())
+    owners = group.current_owners()
+    members = {m.id: m for m in group.members}
+    total = sum(lags.get(p.tp, 0) for p in partitions)
     table = Table(
-        title=f"group {snapshot.group} ({snapshot.state}): {len(snapshot.members)} members, "
-        f"{len(snapshot.partitions)} partitions, total lag {total:,}",
+        title=f"group {group.id} ({state}): {len(group.members)} members, "
+        f"{len(partitions)} partitions, total lag {total:,}",
         title_justify="left",
     )
     for name, justify in [
@@ -160,35 +162,37 @@ def describe_table(snapshot: GroupSnapshot, lags: Mapping[TopicPartition, int]) 
         ("client id", "left"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for p in snapshot.partitions:
+    for p in partitions:
+        owner = members.get(owners.get(p.tp, ""))
+        committed = p.offsets.committed if p.offsets else None
         table.add_row(
             p.topic,
             str(p.partition),
-            "-" if p.committed is None else f"{p.committed:,}",
-            f"{p.end:,}",
+            "-" if committed is None else f"{committed:,}",
+            f"{p.offsets.end:,}" if p.offsets else "-",
             f"{lags.get(p.tp, 0):,}",
-            p.member_id or "-",
-            p.host or "-",
-            p.client_id or "-",
+            owner.id if owner else "-",
+            (owner.host if owner else None) or "-",
+            (owner.client_id if owner else None) or "-",
         )
     return table
 
 
-def describe_members_table(snapshot: GroupSnapshot, loads: Sequence[MemberLoad]) -> Table:
+def describe_members_table(group: Group, loads: Sequence[MemberLoad]) -> Table:
     """Per member: what it owns now and the lag of it."""
-    live = {m.member_id: m for m in snapshot.members}
-    table = Table(title=f"group {snapshot.group}: members", title_justify="left")
+    members = {m.id: m for m in group.members}
+    table = Table(title=f"group {group.id}: members", title_justify="left")
     table.add_column("member")
     table.add_column("host")
     table.add_column("client id")
     table.add_column("partitions", justify="right")
     table.add_column("lag", justify="right")
     for load in loads:
-        member = live.get(load.member_id)
+        member = members.get(load.member_id)
         table.add_row(
             load.member_id,
-            member.host if member else "-",
-            member.client_id if member else "-",
+            (member.host if member else None) or "-",
+            (member.client_id if member else None) or "-",
             str(load.partitions),
             f"{load.lag:,}",
         )

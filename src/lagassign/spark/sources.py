@@ -33,7 +33,9 @@ from lagassign.formats.snapshot_rows import (
     group_rows,
     rows_batch,
 )
-from lagassign.kafka.offsets import ClientConfigError, OffsetsError, client_log
+from lagassign.kafka.config import client_config
+from lagassign.kafka.groups import list_groups
+from lagassign.kafka.offsets import OffsetsError
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.schema import ddl
 
@@ -134,57 +136,6 @@ def read_files(
 
 # ------------------------------------------------------------------------------------------------
 # a live cluster
-
-
-def client_config(bootstrap_server: str, command_config: str | None) -> dict[str, str]:
-    from lagassign.kafka.config import load_client_config, merge
-
-    base = load_client_config(command_config) if command_config else {}
-    return merge(base, bootstrap_server)
-
-
-class _ClientLog:
-    """librdkafka's log lines go to lagassign.kafka.librdkafka at DEBUG, not to stderr."""
-
-    def log(self, level: int, fmt: str, *args: object) -> None:
-        client_log.debug(fmt % args if args else fmt)
-
-
-def list_groups(config: Mapping[str, str], timeout: float, pattern: str | None = None) -> list[str]:
-    """Ids of the cluster's consumer groups (those whose whole id matches ``pattern``), sorted."""
-    from confluent_kafka import KafkaError, KafkaException
-    from confluent_kafka.admin import AdminClient
-
-    servers = config.get("bootstrap.servers", "")
-    try:
-        admin = AdminClient({"client.id": "lagassign", **config}, logger=_ClientLog())
-    except KafkaException as e:
-        raise ClientConfigError(f"Kafka client for {servers}: {e.args[0]}") from None
-    try:
-        listed = admin.list_consumer_groups(request_timeout=timeout).result(timeout=timeout + 5)
-    except KafkaException as e:
-        raise OffsetsError(
-            f"Kafka at {servers}: list_consumer_groups failed: {e.args[0]}"
-        ) from None
-    except TimeoutError:
-        raise OffsetsError(
-            f"Kafka at {servers}: no answer to list_consumer_groups within the {timeout:g} s "
-            "timeout"
-        ) from None
-    problems = list(listed.errors or ())
-    errors = [e.str() if isinstance(e, KafkaError) else str(e) for e in problems]
-    if errors and not listed.valid:
-        if isinstance(problems[0], KafkaError) and problems[0].code() == KafkaError._TIMED_OUT:
-            raise OffsetsError(
-                f"Kafka at {servers}: no answer to list_consumer_groups within the "
-                f"{timeout:g} s timeout"
-            )
-        raise OffsetsError(f"Kafka at {servers}: list_consumer_groups failed: {errors[0]}")
-    for error in errors:
-        log.warning("listing consumer groups at %s: %s", servers, error)
-    regex = re.compile(pattern) if pattern is not None else None
-    ids = {g.group_id for g in listed.valid or () if g.group_id}
-    return sorted(g for g in ids if regex is None or regex.fullmatch(g))
 
 
 def _group_collector(

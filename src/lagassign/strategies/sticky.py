@@ -45,12 +45,9 @@ from itertools import groupby, repeat
 from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
-from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.model import NO_GENERATION, Assignment, Group, Member, TopicPartition, java_order
 from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
 from lagassign.strategies.registry import register
-
-#: the generation Kafka assumes for a member that reports none
-DEFAULT_GENERATION = -1
 
 _INT_MASK = 0xFFFF_FFFF
 _DEFAULT_TABLE_SIZE = 16
@@ -175,7 +172,7 @@ class _JavaHashSet:
 # -- what both paths derive from the group ----------------------------------------------------
 
 def _generation(m: Member) -> int:
-    return DEFAULT_GENERATION if m.generation is None else m.generation
+    return NO_GENERATION if m.generation is None else m.generation
 
 
 def _key(tp: TopicPartition) -> _Key:
@@ -314,7 +311,7 @@ def _resolve_owned(subs: _Subscriptions) -> _Owned:
             else:
                 continue
             claimant[key] = mid
-    max_generation = max([DEFAULT_GENERATION, *generation.values()])
+    max_generation = max([NO_GENERATION, *generation.values()])
     return _Owned(by_member, contested, max_generation)
 
 
