@@ -257,3 +257,11 @@ def test_input_snapshot_bad_row_is_one_line(tmp_path):
     out = lagassign("plan", "--input", str(path))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == f"lagassign: error: {path}:3: end: expected an integer, got 'x'\n"
+
+
+def test_a_describe_file_of_only_a_header_names_the_file(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_text("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG OWNER\n")
+    out = lagassign("plan", "--describe-file", str(path))
+    assert out.returncode == 2
+    assert out.stderr == f"lagassign: error: {path}: the input holds no group\n"

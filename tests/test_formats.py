@@ -199,9 +199,28 @@ def test_embedded_sample_is_seed_002():
             "g t 0 1 2 1 o\ng t 0 1 2 1 o\n",
             "d.txt:3: t-0 listed twice",
         ),
+        (
+            # issue 13: a row cut short is an error, not a note to skip (its partition vanished)
+            "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG OWNER\n"
+            "g t 0 1 2 1 o\ntest-group03 topic1 1 0\n",
+            "d.txt:3: expected 7 columns",
+        ),
     ],
 )
 def test_bad_describe_names_the_line(text, message):
     with pytest.raises(InputError) as e:
         parse_describe(text.splitlines(), source="d.txt")
     assert str(e.value).startswith(message)
+
+
+def test_describe_with_a_byte_order_mark_keeps_its_first_group():
+    """Issue 13: a dump saved with a UTF-8 byte-order mark lost its first group."""
+    text = "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG OWNER\ng t 0 1 2 1 o\n"
+    (plain,) = parse_describe(text.splitlines())
+    (marked,) = parse_describe(("\ufeff" + text).splitlines())
+    assert marked == plain and marked.id == "g"
+
+
+def test_notes_between_blocks_are_still_skipped():
+    text = "Consumer group 'orders' has no active members.\n\n" + MODERN
+    assert [g.id for g in parse_describe(text.splitlines())] == ["orders", "pay"]

@@ -163,7 +163,8 @@ def _load_groups(args: argparse.Namespace) -> list[Group]:
         if not groups:
             raise CliError(f"--group: no group {args.group!r} in the input")
     if not groups:
-        raise CliError("the input holds no group")
+        source = args.input or args.describe_file or "the sample"
+        raise CliError(f"{source}: the input holds no group")
     return groups
 
 

@@ -50,7 +50,8 @@ def parse_describe(
     groups: dict[str, _GroupRows] = {}
     header: list[str] | None = None
     for number, line in enumerate(lines, start=1):
-        cells = line.split()
+        # (a byte-order mark before the first header would hide it, and the block with it)
+        cells = (line.removeprefix("\ufeff") if number == 1 else line).split()
         place = f"{source}:{number}"
         if not cells:
             continue
@@ -61,7 +62,7 @@ def parse_describe(
             # Tool chatter before the table ("Consumer group 'g' has no active members.").
             continue
         if len(cells) != len(header):
-            if len(cells) < len(_REQUIRED):
+            if len(cells) < len(_REQUIRED) and not _looks_like_a_row(cells):
                 continue  # a note between blocks, not a row
             raise InputError(
                 place, f"expected {len(header)} columns ({' '.join(header)}), got {len(cells)}"
@@ -70,6 +71,12 @@ def parse_describe(
     if header is None:
         raise InputError(source, "no GROUP TOPIC PARTITION ... header line found")
     return [_build(name, rows, auto_offset_reset) for name, rows in groups.items()]
+
+
+def _looks_like_a_row(cells: list[str]) -> bool:
+    """A row cut short (``g topic 1 0``) rather than the tool's note between blocks ("Consumer
+    group 'g' has no active members."): its third cell is a partition number."""
+    return len(cells) >= 3 and cells[2].isdigit()
 
 
 def _read_header(cells: list[str], place: str) -> list[str]:
