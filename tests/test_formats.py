@@ -224,3 +224,39 @@ def test_describe_with_a_byte_order_mark_keeps_its_first_group():
 def test_notes_between_blocks_are_still_skipped():
     text = "Consumer group 'orders' has no active members.\n\n" + MODERN
     assert [g.id for g in parse_describe(text.splitlines())] == ["orders", "pay"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"topics": {"t": {"partitions": [{"partition": 0, "lag": 5, "lag": 500}]}}, '
+            '"members": []}',
+            "key 'lag' appears twice in one object",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+        ('{"topics": {}, "members": [], "group": ' + "9" * 5000 + "}", "cannot read a number"),
+    ],
+)
+def test_json_that_python_would_misread_is_one_error(tmp_path, text, message):
+    """Issue 13: a repeated key kept its last value silently; deep nesting and huge integers
+    were tracebacks."""
+    from lagassign.formats.group_file import load_group
+
+    path = tmp_path / "g.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_group(path)
+    assert e.value.place == str(path) and e.value.message.startswith(message)
+
+
+def test_snapshot_json_lines_with_a_repeated_key_name_the_line(tmp_path):
+    from lagassign.formats.snapshot import read_snapshot
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 1}\n'
+        '{"group": "g", "topic": "t", "partition": 1, "begin": 0, "end": 1, "end": 9}\n'
+    )
+    with pytest.raises(InputError, match=r"s\.jsonl:2: key 'end' appears twice"):
+        list(read_snapshot(str(path)))

@@ -21,14 +21,43 @@ from lagassign.formats.errors import InputError, read_text
 from lagassign.model import ModelError
 
 
-def load_json(path: str | Path) -> Any:
-    """The JSON document in the file at ``path``; an unreadable file or invalid JSON is an
-    :class:`InputError` naming the file (and the line and column)."""
-    text = read_text(path)
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: Python keeps the last of a repeated key
+    silently, and a repeated ``lag`` would change a plan unseen."""
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _DuplicateKey(key)
+        obj[key] = value
+    return obj
+
+
+def parse_json(text: str, where: str) -> Any:
+    """The JSON document ``text``; invalid JSON, a repeated key, nesting too deep or a number
+    too long to read is an :class:`InputError` at ``where`` (with the line and column when the
+    parser knows them)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
+        raise InputError(f"{where}:{e.lineno}:{e.colno}", f"invalid JSON: {e.msg}") from None
+    except _DuplicateKey as e:
+        raise InputError(where, f"key {e.key!r} appears twice in one object") from None
+    except RecursionError:
+        raise InputError(where, "JSON nested too deeply") from None
+    except ValueError as e:  # an integer of thousands of digits
+        raise InputError(where, f"cannot read a number: {str(e)[:80]}") from None
+
+
+def load_json(path: str | Path) -> Any:
+    """The JSON document in the file at ``path``; an unreadable file or a bad document is an
+    :class:`InputError` naming the file (:func:`parse_json`)."""
+    return parse_json(read_text(path), str(path))
 
 
 class JsonReader:

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
+from lagassign.formats.json_reader import parse_json
 from lagassign.formats.snapshot_rows import ROW_SCHEMA, format_of, group_rows, place, rows_batch
 
 #: rows per Arrow batch a reader yields
@@ -367,6 +368,18 @@ def _filtered(batch: pa.RecordBatch, groups: re.Pattern[str] | None) -> pa.Recor
     return batch.filter(pa.array(keep, pa.bool_()))
 
 
+def parse_json_line(line: str, where: str) -> Any:
+    """One line of a JSON lines file; the column is the line's (``file:line``, column N)."""
+    try:
+        return parse_json(line, where)
+    except InputError as e:
+        place, _, column = e.place.partition(f"{where}:")
+        if place or not column:
+            raise
+        # parse_json says where:1:col; a line's errors name the file's line and the column
+        raise InputError(where, f"{e.message} (column {column.split(':')[-1]})") from None
+
+
 def read_jsonl(
     path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
 ) -> Iterator[pa.RecordBatch]:
@@ -378,10 +391,7 @@ def read_jsonl(
                 if not line.strip():
                     continue
                 where = f"{path}:{number}"
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(where, f"invalid JSON: {e.msg} (column {e.colno})") from None
+                obj = parse_json_line(line, where)
                 if not isinstance(obj, dict):
                     raise InputError(where, f"expected a JSON object, got {_shown(obj)}")
                 _unknown(obj, where)
