@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import quote, unquote_plus
 
-from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.java_ordering import java_order
+from lagassign.model import Assignment, Group, Member, TopicPartition
 
 ROOT = Path(__file__).resolve().parents[1]
 POM = ROOT / "tests" / "java" / "pom.xml"

@@ -5,8 +5,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lagassign.java_ordering import java_order
 from lagassign.lag_rules import group_lags
-from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition, java_order
+from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.strategies.lag import LagAssignor
 from tests.builders import group, partitions_of
 from tests.groupgen import random_group

@@ -16,12 +16,7 @@ import pytest
 
 from lagassign.model import Assignment, Group, Member, Partition, Topic, TopicPartition
 from lagassign.strategies.base import Strategy
-from lagassign.strategies.range import (
-    RangeAssignor,
-    java_hash_order,
-    java_string_hash,
-    kafka_member_order,
-)
+from lagassign.strategies.range import RangeAssignor, kafka_member_order
 from lagassign.strategies.roundrobin import RoundRobinAssignor
 
 RANGE = RangeAssignor()
@@ -54,24 +49,7 @@ def as_strings(assignment: Assignment) -> dict[str, list[str]]:
     return {mid: [str(p) for p in ps] for mid, ps in assignment.partitions.items()}
 
 
-# -- Java behaviour the strategies rely on ---------------------------------------------------------
-
-def test_java_string_hash_matches_string_hashcode() -> None:
-    # Values of String.hashCode(): "Aa" and "BB" are the classic collision; U+1F600 is two
-    # UTF-16 code units (0xD83D, 0xDE00), which is what Java hashes.
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("Aa") == java_string_hash("BB") == 2112
-    assert java_string_hash("\U0001F600") == 0xD83D * 31 + 0xDE00
-    assert java_string_hash("") == 0
-
-
-def test_java_hash_order_of_short_topic_names() -> None:
-    # "t4" hashes to bucket 0 of a 16-slot table, "t0".."t3" to buckets 12..15.
-    assert java_hash_order(["t0", "t1", "t2", "t3", "t4"]) == ["t4", "t0", "t1", "t2", "t3"]
-    assert java_hash_order(["T1", "T2", "T3", "T4", "T5"]) == ["T4", "T5", "T1", "T2", "T3"]
-    # colliding keys keep their insertion order
-    assert java_hash_order(["BB", "Aa"]) == ["BB", "Aa"]
-
+# -- Kafka's member order -----------------------------------------------------------------------
 
 def test_member_order_is_memberinfo_compareto() -> None:
     """AbstractPartitionAssignorTest.testMemberInfoSortingSomeGroupInstanceId: static members

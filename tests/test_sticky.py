@@ -20,12 +20,8 @@ from hypothesis import strategies as st
 
 from lagassign.model import Assignment, Group, Member, Partition, Topic, TopicPartition
 from lagassign.strategies.base import RebalanceProtocol, Strategy
-from lagassign.strategies.sticky import (
-    CooperativeStickyAssignor,
-    StickyAssignor,
-    _grouped_by_topic,
-    _java_hashmap_order,
-)
+from lagassign.strategies.sticky import CooperativeStickyAssignor, StickyAssignor
+from lagassign.strategies.sticky_builders.subscriptions import grouped_by_topic
 from tests.groupgen import random_group
 
 EAGER, COOPERATIVE = StickyAssignor(), CooperativeStickyAssignor()
@@ -745,29 +741,10 @@ def test_member_joins_and_waits_a_round_for_the_partition_it_gets() -> None:
     assert all(set(second[m]) == set(first[m]) for m in owners)
 
 
-# Orders captured from OpenJDK 17's HashMap for the same keys, inserted in the same order.
-_COLLIDING = ["".join("Aa" if (i >> b) & 1 else "BB" for b in range(4)) for i in range(10)]
-
-
-@pytest.mark.parametrize(("keys", "computed", "java"), [
-    # Kafka's test members: consecutive hashes, the last one's bucket first
-    (["consumer1", "consumer2", "consumer3", "consumer4"], False,
-     ["consumer4", "consumer3", "consumer2", "consumer1"]),
-    # '!\t \uff61' and '\t' share a bucket: put keeps insertion order, computeIfAbsent reverses it
-    (["!\t \uff61", ",", ",t+Aa", "\t"], False, [",t+Aa", "!\t \uff61", "\t", ","]),
-    (["!\t \uff61", ",", ",t+Aa", "\t"], True, [",t+Aa", "\t", "!\t \uff61", ","]),
-    # ten keys with one String.hashCode: the full bin doubles the table twice, up to 64
-    ([*_COLLIDING, "x", "y"], False, [*_COLLIDING, "x", "y"]),
-    ([*_COLLIDING, "x", "y"], True, [*reversed(_COLLIDING), "x", "y"]),
-])
-def test_java_hashmap_order(keys: list[str], computed: bool, java: list[str]) -> None:
-    assert _java_hashmap_order(keys, computed=computed) == java
-
-
 def test_eager_previous_assignment_comes_back_grouped_by_topic() -> None:
     """What StickyAssignor's user data round trip does to a member's previous assignment."""
     claims = tps("!\t \uff61-5, !\t \uff61-6, ,-1, ,t+Aa-0, ,t+Aa-3, \t-0, \t-2")
-    assert [str(p) for p in _grouped_by_topic(claims, {})] == [
+    assert [str(p) for p in grouped_by_topic(claims, {})] == [
         ",t+Aa-0", ",t+Aa-3", "\t-0", "\t-2", "!\t \uff61-5", "!\t \uff61-6", ",-1",
     ]
 

@@ -14,6 +14,8 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
+from lagassign.java_ordering import java_order
+
 
 class ModelError(ValueError):
     """An invalid group. ``where`` is a path into the group (``topics.t0.partitions[1]``)."""
@@ -22,15 +24,6 @@ class ModelError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
         self.where = where
         self.message = message
-
-
-def java_order(s: str) -> bytes:
-    """Sort key that orders strings as Java's ``String.compareTo`` does (UTF-16 code units).
-
-    Python compares code points; the two differ only above U+FFFF, but the Java assignors we
-    reproduce sort member ids and topic names with ``compareTo``.
-    """
-    return s.encode("utf-16-be", "surrogatepass")
 
 
 class TopicPartition(NamedTuple):

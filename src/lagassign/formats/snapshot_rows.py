@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from lagassign.formats.errors import InputError
+from lagassign.java_ordering import java_order
 from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import (
     Group,
@@ -37,7 +38,6 @@ from lagassign.model import (
     Partition,
     Topic,
     TopicPartition,
-    java_order,
 )
 
 FORMATS = ("jsonl", "csv", "parquet")

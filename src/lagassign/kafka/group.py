@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from lagassign.java_ordering import java_order
 from lagassign.model import (
     NO_GENERATION,
     Assignment,
@@ -52,7 +53,6 @@ from lagassign.model import (
     Partition,
     Topic,
     TopicPartition,
-    java_order,
 )
 from lagassign.plan import rebalance_round
 from lagassign.strategies import RebalanceProtocol, Strategy, create

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition, java_order
+from lagassign.java_ordering import java_order
+from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.rates import measure_rates
 
 if TYPE_CHECKING:

@@ -54,9 +54,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+from lagassign.java_ordering import java_order
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
-from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.model import Assignment, Group, Member, TopicPartition
 from lagassign.rates import (
     Capacities,
     drain_weights,

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import heapq
 
-from lagassign.model import Assignment, Group, TopicPartition, java_order
+from lagassign.java_ordering import java_order
+from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.strategies.base import Strategy
 from lagassign.strategies.registry import register
 

@@ -26,8 +26,9 @@ The Java original is eager only, sends no user data and is not sticky; neither i
 
 from __future__ import annotations
 
+from lagassign.java_ordering import java_order
 from lagassign.lag_rules import group_lags
-from lagassign.model import Assignment, Group, TopicPartition, java_order
+from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.strategies.base import Strategy, collector_paused
 from lagassign.strategies.registry import register
 

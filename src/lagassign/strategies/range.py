@@ -30,7 +30,7 @@ Order within a member
 ---------------------
 Kafka walks the topics in the iteration order of a ``java.util.HashMap`` keyed by topic name, and
 appends each topic's range to the member's list, so a member of t0 and t4 is handed
-[t4-0, t0-0] (t4 hashes into an earlier bucket). :func:`java_hash_order` reproduces that order.
+[t4-0, t0-0] (t4 hashes into an earlier bucket). :func:`kafka_topic_order` reproduces that order.
 When the rack-aware path below runs, Kafka sorts every member's list by topic and partition.
 
 Rack-aware assignment (KIP-881)
@@ -59,7 +59,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from lagassign.model import Assignment, Group, Member, TopicPartition, java_order
+from lagassign.java_ordering import java_hashmap_order, java_order
+from lagassign.model import Assignment, Group, Member, TopicPartition
 from lagassign.strategies.base import Strategy
 from lagassign.strategies.registry import register
 
@@ -76,55 +77,6 @@ def kafka_member_order(members: Iterable[Member]) -> list[Member]:
     return sorted(members, key=kafka_member_key)
 
 
-# -- java.util.HashMap iteration order -------------------------------------------------------------
-
-_DEFAULT_CAPACITY = 16
-_TREEIFY_THRESHOLD = 8
-_MIN_TREEIFY_CAPACITY = 64
-
-
-def java_string_hash(s: str) -> int:
-    """``String.hashCode()``, as an unsigned 32-bit value."""
-    units = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def _bucket(h: int, capacity: int) -> int:
-    return (h ^ (h >> 16)) & (capacity - 1)
-
-
-def java_hash_order(keys: Iterable[str]) -> list[str]:
-    """The order a default-constructed ``java.util.HashMap`` (or ``HashSet``) iterates ``keys``
-    in after they were put in the given order.
-
-    Iteration goes bucket by bucket, and within a bucket in insertion order: resizing splits a
-    bucket without reordering it. The table doubles when it is more than 3/4 full, and also when
-    a bucket would grow past 8 entries while the table is below 64 slots (Java resizes instead of
-    building a tree bin then). Tree bins themselves, which need more than 8 of the keys to share
-    a bucket of a table of 64 or more slots, are not modelled.
-    """
-    capacity = _DEFAULT_CAPACITY
-    entries: list[tuple[str, int]] = []
-    seen: set[str] = set()
-    for key in keys:
-        if key in seen:
-            continue
-        seen.add(key)
-        h = java_string_hash(key)
-        bucket = _bucket(h, capacity)
-        in_bucket = sum(1 for _, other in entries if _bucket(other, capacity) == bucket)
-        entries.append((key, h))
-        if in_bucket >= _TREEIFY_THRESHOLD and capacity < _MIN_TREEIFY_CAPACITY:
-            capacity *= 2
-        if len(entries) > capacity * 3 // 4:
-            capacity *= 2
-    # sorted() is stable, so keys sharing a bucket stay in insertion order
-    return [key for key, _ in sorted(entries, key=lambda e: _bucket(e[1], capacity))]
-
-
 def kafka_topic_order(group: Group) -> list[str]:
     """The order RangeAssignor walks the group's topics in.
 
@@ -133,8 +85,8 @@ def kafka_topic_order(group: Group) -> list[str]:
     with partitions into a HashMap in the set's order, and walks that map.
     """
     subscribed = [t for m in group.members for t in sorted(m.topics, key=java_order)]
-    with_partitions = [t for t in java_hash_order(subscribed) if group.topics[t].partitions]
-    return java_hash_order(with_partitions)
+    in_set_order = java_hashmap_order(list(dict.fromkeys(subscribed)))
+    return java_hashmap_order([t for t in in_set_order if group.topics[t].partitions])
 
 
 # -- the assignor ----------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ model that skips numbers contributes its actual partitions, in number order.
 
 from __future__ import annotations
 
-from lagassign.model import Assignment, Group, TopicPartition, java_order
+from lagassign.java_ordering import java_order
+from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.strategies.base import Strategy
 from lagassign.strategies.range import kafka_member_order
 from lagassign.strategies.registry import register
