@@ -161,6 +161,16 @@ def test_unwritable_plot_is_exit_2():
         (["plan", "--sample", "--rate-window", "-1"], "argument --rate-window: must be 0 or more"),
         (["plan", "--sample", "--rate-window", "inf"], "argument --rate-window: must be 0 or more"),
         (["plan", "--sample", "--rate-window", "5"], "--rate-window: only with --bootstrap-server"),
+        # librdkafka takes request timeouts up to 3,600,000 ms; beyond, a ValueError traceback
+        (["plan", "--sample", "--timeout", "4000"], "argument --timeout: at most 3600 s"),
+        (["describe", "--bootstrap-server", "127.0.0.1:9", "--group", "g", "--timeout", "inf"],
+         "argument --timeout: at most 3600 s"),
+        (["describe", "--bootstrap-server", "", "--group", "g"],
+         "argument --bootstrap-server: empty"),
+        (["plan", "--bootstrap-server", " , ", "--group", "g"],
+         "argument --bootstrap-server: empty"),
+        (["plan", "--bootstrap-server", "127.0.0.1:x", "--group", "g"],
+         "argument --bootstrap-server: not HOST:PORT (port 1-65535): '127.0.0.1:x'"),
     ],
 )
 def test_bad_flags_name_the_flag_in_one_line(args, message):
@@ -171,9 +181,17 @@ def test_bad_flags_name_the_flag_in_one_line(args, message):
 
 
 def test_shared_argument_types_accept_what_they_should():
-    from lagassign.arguments import positive_int, positive_seconds, strategy_list
+    from lagassign.arguments import (
+        bootstrap_servers,
+        positive_int,
+        positive_seconds,
+        strategy_list,
+        timeout_seconds,
+    )
 
     assert positive_seconds("2.5") == 2.5
+    assert timeout_seconds("3600") == 3600.0 and timeout_seconds("0.5") == 0.5
+    assert bootstrap_servers(" a:9092, [::1]:9093,b") == "a:9092,[::1]:9093,b"
     assert positive_int("8") == 8
     assert strategy_list(" balanced, lag ,") == ["balanced", "lag"]
 
@@ -265,3 +283,27 @@ def test_a_describe_file_of_only_a_header_names_the_file(tmp_path):
     out = lagassign("plan", "--describe-file", str(path))
     assert out.returncode == 2
     assert out.stderr == f"lagassign: error: {path}: the input holds no group\n"
+
+
+def test_every_flag_of_every_command_has_an_accurate_help_text():
+    import argparse
+
+    from lagassign.cli import _build_parser
+
+    parser = _build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    helps: dict[str, dict[str, str]] = {}
+    for name, command in commands.choices.items():
+        helps[name] = {
+            flag: action.help or ""
+            for action in command._actions
+            for flag in action.option_strings
+        }
+        for flag, text in helps[name].items():
+            assert text.strip(), f"{name} {flag} has no help text"
+    # assign reads no cluster: its --group picks a group of a file, nothing "live"
+    assert "live" not in helps["assign"]["--group"]
+    assert "live" not in helps["assign"]["--auto-offset-reset"]
+    assert "--bootstrap-server" in helps["plan"]["--group"]
+    assert helps["plan"]["--timeout"].startswith("with --bootstrap-server")
+    assert "at most 3600" in helps["describe"]["--timeout"]

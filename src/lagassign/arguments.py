@@ -21,6 +21,10 @@ DEFAULT_TIMEOUT_S = 10.0
 #: member that reads has committed in the window, and short beside the minutes a backlog
 #: takes to drain (docs/kafka.md says what a longer window buys)
 DEFAULT_RATE_WINDOW_S = 10.0
+#: the longest ``--timeout``: librdkafka takes an admin request's timeout in milliseconds,
+#: 0..3,600,000 (``rd_kafka_AdminOptions_set_request_timeout``; confluent-kafka raises
+#: ``ValueError: ... expecting integer in range 0..3600000`` beyond it)
+MAX_TIMEOUT_S = 3600.0
 
 
 def positive_seconds(text: str) -> float:
@@ -33,6 +37,31 @@ def positive_seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return value
+
+
+def timeout_seconds(text: str) -> float:
+    """A ``--timeout`` for reading a cluster: seconds above 0, at most :data:`MAX_TIMEOUT_S`."""
+    value = positive_seconds(text)
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_TIMEOUT_S:g} s (librdkafka's longest request timeout), got {text}"
+        )
+    return value
+
+
+def bootstrap_servers(text: str) -> str:
+    """``--bootstrap-server``: ``HOST:PORT`` entries separated by commas, none of them empty
+    (librdkafka would take an empty list and wait out the timeout for nothing)."""
+    entries = [entry.strip() for entry in text.split(",")]
+    if not any(entries):
+        raise argparse.ArgumentTypeError("empty; expected HOST:PORT[,HOST:PORT...]")
+    for entry in entries:
+        host, colon, port = entry.rpartition(":")
+        if not entry or any(c.isspace() for c in entry):
+            raise argparse.ArgumentTypeError(f"not HOST:PORT[,HOST:PORT...]: {text!r}")
+        if colon and not (host and port.isdigit() and 0 < int(port) < 65536):
+            raise argparse.ArgumentTypeError(f"not HOST:PORT (port 1-65535): {entry!r}")
+    return ",".join(entries)
 
 
 def seconds_or_zero(text: str) -> float:

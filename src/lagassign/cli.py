@@ -18,10 +18,12 @@ from lagassign import __version__
 from lagassign.arguments import (
     DEFAULT_RATE_WINDOW_S,
     DEFAULT_TIMEOUT_S,
-    positive_seconds,
+    MAX_TIMEOUT_S,
+    bootstrap_servers,
     seconds_or_zero,
     strategy_list,
     strategy_name,
+    timeout_seconds,
 )
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
@@ -47,20 +49,39 @@ def sample_describe_file() -> Path:
     return Path(str(resources.files("lagassign") / "data" / "seed002-describe.txt"))
 
 
-def _add_live(parser: argparse.ArgumentParser) -> None:
-    """--command-config and --timeout, for commands that read a live cluster."""
+#: what ``--auto-offset-reset`` means, wherever lag comes from offsets
+_RESET_HELP = (
+    "the group's auto.offset.reset, for partitions without a committed offset: latest (lag 0; "
+    "the default) or earliest (the whole log)"
+)
+
+
+def _add_live(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """--command-config and --timeout, for commands that read a live cluster (``optional``: for
+    commands that read one when --bootstrap-server says so)."""
+    with_server = "with --bootstrap-server: " if optional else ""
     parser.add_argument(
         "--command-config",
         metavar="FILE",
-        help="Kafka client properties (as for Kafka's tools): security.protocol, sasl.*, ssl.*",
+        help=f"{with_server}Kafka client properties (as for Kafka's tools): security.protocol, "
+        "sasl.*, ssl.*",
     )
     parser.add_argument(
         "--timeout",
-        type=positive_seconds,
+        type=timeout_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
-        help="seconds for reading the cluster, all requests together "
-        f"(default {DEFAULT_TIMEOUT_S:g})",
+        help=f"{with_server}seconds for reading the cluster, all requests together "
+        f"(default {DEFAULT_TIMEOUT_S:g}, at most {MAX_TIMEOUT_S:g})",
+    )
+
+
+def _add_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="tables for reading (default) or one JSON document on stdout",
     )
 
 
@@ -70,7 +91,7 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
         "--input",
         metavar="FILE",
         help="a group file (JSON), or a snapshot file of many groups (.jsonl, .csv, .parquet; "
-        "choose one with --group)",
+        "--group picks one)",
     )
     source.add_argument(
         "--describe-file", metavar="FILE", help="output of kafka-consumer-groups.sh --describe"
@@ -81,20 +102,25 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     if live:
         source.add_argument(
             "--bootstrap-server",
+            type=bootstrap_servers,
             metavar="HOST:PORT",
             help="read the group live from this cluster (needs --group)",
         )
     parser.add_argument(
-        "--group", metavar="G", help="only this group of a describe file; the live group"
+        "--group",
+        metavar="G",
+        help="only this group of an input of several (a describe file, a snapshot file)"
+        + ("; with --bootstrap-server, the group to read" if live else ""),
     )
     parser.add_argument(
         "--auto-offset-reset",
         metavar="POLICY",
         default=None,
-        help="for describe files and live groups: the group's auto.offset.reset (default latest)",
+        help=("for describe files and live groups: " if live else "for describe files: ")
+        + _RESET_HELP,
     )
     if live:
-        _add_live(parser)
+        _add_live(parser, optional=True)
         parser.add_argument(
             "--rate-window",
             type=seconds_or_zero,
@@ -181,7 +207,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--strategy", required=True, metavar="NAME", help=f"one of: {', '.join(names())}"
     )
     _add_input(assign)
-    assign.add_argument("--format", choices=("table", "json"), default="table")
+    _add_format(assign)
     assign.set_defaults(run=_run_assign)
 
     plan = commands.add_parser("plan", help="every strategy side by side, with metrics")
@@ -193,25 +219,29 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="A,B,...",
         help="strategies to compare (default: all)",
     )
-    plan.add_argument("--plot", metavar="PNG", help="write a bar chart of member lag")
-    plan.add_argument("--format", choices=("table", "json"), default="table")
+    plan.add_argument(
+        "--plot", metavar="PNG", help="also write a bar chart of each member's lag to this file"
+    )
+    _add_format(plan)
     plan.set_defaults(run=_run_plan)
 
     describe = commands.add_parser(
         "describe",
         help="a live group's offsets, lag and owners (as kafka-consumer-groups --describe)",
     )
-    describe.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT")
-    describe.add_argument("--group", required=True, metavar="G")
     describe.add_argument(
-        "--auto-offset-reset",
-        metavar="POLICY",
-        default="latest",
-        help="the group's auto.offset.reset, for partitions without a committed offset "
-        "(default latest)",
+        "--bootstrap-server",
+        required=True,
+        type=bootstrap_servers,
+        metavar="HOST:PORT",
+        help="the cluster to read (as for kafka-consumer-groups)",
+    )
+    describe.add_argument("--group", required=True, metavar="G", help="the consumer group")
+    describe.add_argument(
+        "--auto-offset-reset", metavar="POLICY", default="latest", help=_RESET_HELP
     )
     _add_live(describe)
-    describe.add_argument("--format", choices=("table", "json"), default="table")
+    _add_format(describe)
     describe.set_defaults(run=_run_describe)
 
     simulate = commands.add_parser(
@@ -233,7 +263,7 @@ def _build_parser() -> argparse.ArgumentParser:
     simulate.add_argument(
         "--plot-dir", metavar="DIR", help="write drain-total.png and drain-members.png here"
     )
-    simulate.add_argument("--format", choices=("table", "json"), default="table")
+    _add_format(simulate)
     simulate.set_defaults(run=_run_simulate)
 
     pipeline = commands.add_parser(
