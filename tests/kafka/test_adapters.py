@@ -28,17 +28,17 @@ from kafka.protocol.consumer.metadata import (
 from lagassign.kafka import aiokafka as aio
 from lagassign.kafka import kafka_python as kp
 from lagassign.kafka.group import (
-    AssignorSettings,
     GroupAssignor,
     OffsetsUnavailable,
     Subscription,
     build_group,
-    client_properties,
+    fetch_within,
+)
+from lagassign.kafka.settings import AssignorSettings, client_properties, protocol_for
+from lagassign.kafka.wire import (
     decode_capacity,
     decode_user_data,
     encode_user_data,
-    fetch_within,
-    protocol_for,
     sends_consuming,
     sends_previous,
 )

@@ -8,9 +8,11 @@
 * :mod:`lagassign.kafka.groups` lists the cluster's consumer groups (the fleet pipeline).
 * :mod:`lagassign.kafka.config` turns a Kafka client properties file (``--command-config``, read
   by :mod:`lagassign.formats.client_properties`) into librdkafka properties.
-* :mod:`lagassign.kafka.group`, :mod:`lagassign.kafka.kafka_python`,
-  :mod:`lagassign.kafka.aiokafka`: the consumer-group adapters (the leader's round, the
-  subscription user data, each client's types).
+* the consumer-group adapters: :mod:`lagassign.kafka.kafka_python` and
+  :mod:`lagassign.kafka.aiokafka` translate each client's types; :mod:`lagassign.kafka.group`
+  is the leader's round (offsets under a deadline, then the core's rebalance round),
+  :mod:`lagassign.kafka.settings` what both take from the application (and which protocol
+  they run), :mod:`lagassign.kafka.wire` what a member sends the leader (the user data codec).
 
 Nothing here computes lag or assigns partitions: that is the core's job. Importing this package
 does not import confluent-kafka; only creating an ``OffsetsReader`` needs it.

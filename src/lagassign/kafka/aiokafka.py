@@ -35,7 +35,7 @@ every rebalance, and the read would still be waited for when it runs late.
 
 **Member metadata.** aiokafka's ``ConsumerProtocolMemberMetadata`` is version 0 (topics and user
 data): the previous assignment and the generation travel in the user data, in the layout of
-Kafka's sticky assignor (:func:`~lagassign.kafka.group.encode_user_data`). aiokafka does not tell
+Kafka's sticky assignor (:func:`~lagassign.kafka.wire.encode_user_data`). aiokafka does not tell
 assignors the group's generation: the leader numbers its assignments instead (one more than the
 highest number its members report) and sends the number in the assignment's user data; members
 report it back as their generation.
@@ -55,15 +55,9 @@ from aiokafka.coordinator.protocol import (  # type: ignore[import-untyped]
     ConsumerProtocolMemberMetadata,
 )
 
-from lagassign.kafka.group import (
-    AssignorSettings,
-    GroupAssignor,
-    LeaderAssignment,
-    Subscription,
-    decode_capacity,
-    decode_user_data,
-    encode_user_data,
-)
+from lagassign.kafka.group import GroupAssignor, LeaderAssignment, Subscription
+from lagassign.kafka.settings import AssignorSettings
+from lagassign.kafka.wire import decode_capacity, decode_user_data, encode_user_data
 from lagassign.model import TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
 
@@ -145,7 +139,7 @@ def assignor(name: str, **settings: Any) -> LagassignAssignor:
     """An aiokafka assignor for the strategy ``name`` (a name of ``lagassign strategies``).
 
     ``settings``: as for kafka-python's :func:`~lagassign.kafka.kafka_python.assignor`
-    (:meth:`~lagassign.kafka.group.AssignorSettings.of`), ``lag_timeout`` defaulting to
+    (:meth:`~lagassign.kafka.settings.AssignorSettings.of`), ``lag_timeout`` defaulting to
     :data:`DEFAULT_LAG_TIMEOUT`; for what the consumer's ``ssl_context`` holds, ``ssl_cafile``,
     ``ssl_certfile``, ``ssl_keyfile`` and ``ssl_password``.
     """

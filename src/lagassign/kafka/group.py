@@ -16,36 +16,24 @@ only translate their client's types. Everything else happens here, once:
    still consumes (:mod:`lagassign.strategies.cooperative`), whatever protocol the leader runs
    itself: members of one group may run different ones while it switches.
 
-It also holds what both adapters take from the application: the group, the lag settings and
-the consumer's connection settings, turned into librdkafka properties for the reader
-(:class:`AssignorSettings`); and the client-independent parts of the wire format: what a
-member tells the leader (:func:`sends_consuming`, :func:`sends_previous`) and the user data that
-carries its previous assignment and generation (:func:`encode_user_data`).
-
-What a member sends follows Kafka. The subscription's owned-partitions field lists what the
-member *still consumes*: its assignment on the cooperative protocol, nothing on the eager one
-(eager members revoke everything before they join). Its previous assignment, which sticky
-strategies keep as far as they can, travels in the user data, in the layout of Kafka's
-``StickyAssignor``, under either protocol. The leader keeps the two apart: stickiness from the
-field or else the user data (``Subscription.owned``), what is in flight from the field only
-(``Subscription.consuming``).
+What both adapters take from the application is in :mod:`lagassign.kafka.settings`
+(:class:`~lagassign.kafka.settings.AssignorSettings`); what a member sends the leader, and the
+user data codec, in :mod:`lagassign.kafka.wire`.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import struct
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Literal
 
 from lagassign.java_ordering import java_order
+from lagassign.kafka.settings import AssignorSettings, OffsetsFetch
+from lagassign.kafka.wire import sends_consuming, sends_previous
 from lagassign.model import (
-    NO_GENERATION,
     Assignment,
     Group,
     Member,
@@ -59,8 +47,6 @@ from lagassign.strategies import RebalanceProtocol, Strategy, create
 
 log = logging.getLogger(__name__)
 
-#: seconds the leader waits for offsets by default: well below any rebalance timeout
-DEFAULT_LAG_TIMEOUT = 3.0
 #: how long past the deadline a reader that overruns its own timeout is waited for
 _GRACE = 0.1
 #: prefetched offsets older than this (seconds) are read again by the leader's assign()
@@ -68,8 +54,6 @@ PREFETCH_MAX_AGE = 60.0
 #: a prefetch this recent (seconds) is not repeated (JoinGroup retries)
 PREFETCH_REUSE = 5.0
 
-#: reads committed, earliest and latest offsets: (group, topics, timeout) -> offsets
-OffsetsFetch = Callable[[str, Sequence[str], float], Mapping[TopicPartition, Offsets]]
 #: partitions of a topic from the client's cluster metadata; None if the topic is unknown
 PartitionsForTopic = Callable[[str], Iterable[int] | None]
 
@@ -178,65 +162,6 @@ def fetch_within(
     return result[0]
 
 
-@dataclass(frozen=True)
-class AssignorSettings:
-    """What a lagassign assignor needs besides its strategy, whatever the client.
-
-    ``offsets_config`` holds the client properties (``bootstrap.servers``, ``security.*``,
-    ``sasl.*``, ``ssl.*``) of the leader's :class:`OffsetsReader`; ``fetch`` replaces the reader
-    altogether (tests, benchmarks). Neither is used by strategies that do not read lag.
-    ``auto_offset_reset`` should be the consumer's: it decides the lag of partitions without a
-    committed offset.
-    """
-
-    group_id: str
-    auto_offset_reset: str = "latest"
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT
-    offsets_config: Mapping[str, str] = field(default_factory=dict)
-    fetch: OffsetsFetch | None = None
-    #: messages per second this member can read, sent to the leader in the user data so
-    #: that time-aware ``balanced`` knows it (else the leader estimates it from the rates)
-    capacity: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.lag_timeout <= 0:
-            raise ValueError(f"lag_timeout must be positive, got {self.lag_timeout}")
-        if self.capacity is not None and not 0 <= self.capacity < math.inf:
-            raise ValueError(
-                f"capacity must be a non-negative number of messages per second, "
-                f"got {self.capacity}"
-            )
-        object.__setattr__(self, "offsets_config", MappingProxyType(dict(self.offsets_config)))
-
-    @classmethod
-    def of(
-        cls,
-        *,
-        group_id: str,
-        auto_offset_reset: str = "latest",
-        lag_timeout: float = DEFAULT_LAG_TIMEOUT,
-        offsets_config: Mapping[str, str] | None = None,
-        fetch: OffsetsFetch | None = None,
-        capacity: float | None = None,
-        **connection: object,
-    ) -> AssignorSettings:
-        """The settings from the keyword arguments the adapters' ``assignor()`` takes.
-
-        ``connection``: the consumer's own connection settings, under the names
-        ``KafkaConsumer`` / ``AIOKafkaConsumer`` give them (:data:`CONNECTION_PROPERTIES`);
-        ``offsets_config``, librdkafka properties, applies on top. Unknown names raise
-        ``TypeError``, so a misspelt setting is not silently ignored.
-        """
-        return cls(
-            group_id,
-            auto_offset_reset,
-            lag_timeout,
-            client_properties(connection, offsets_config),
-            fetch,
-            capacity,
-        )
-
-
 class GroupAssignor:
     """One strategy, as a member running ``protocol`` uses it (see the module docstring).
 
@@ -287,13 +212,13 @@ class GroupAssignor:
     @property
     def sends_consuming(self) -> bool:
         """Whether the member lists its assignment in the owned-partitions field
-        (:func:`sends_consuming`)."""
+        (:func:`~lagassign.kafka.wire.sends_consuming`)."""
         return sends_consuming(self.protocol)
 
     @property
     def sends_previous(self) -> bool:
         """Whether the member sends its previous assignment in the user data
-        (:func:`sends_previous`)."""
+        (:func:`~lagassign.kafka.wire.sends_previous`)."""
         return sends_previous(self.strategy, self.protocol)
 
     @property
@@ -495,175 +420,3 @@ def _all_partitions(partitions: Mapping[str, Collection[int]]) -> Iterable[Topic
     for name, numbers in partitions.items():
         for number in numbers:
             yield TopicPartition(name, number)
-
-
-def sends_consuming(protocol: RebalanceProtocol) -> bool:
-    """Whether a member lists its assignment in the owned-partitions field, which tells the
-    leader what the member still consumes while the group rebalances: only on the cooperative
-    protocol. Eager members revoke everything before they join, so, as in Kafka, they list
-    nothing; a leader would otherwise withhold their partitions from the members it gives them
-    to, and since an eager member does not rejoin when it loses partitions, nothing would
-    assign them until the next rebalance."""
-    return protocol is RebalanceProtocol.COOPERATIVE
-
-
-def sends_previous(strategy: Strategy, protocol: RebalanceProtocol) -> bool:
-    """Whether a member sends its previous assignment in the user data, for stickiness.
-
-    Always, except for a strategy that withholds by itself (``Strategy.withholds_moving``:
-    cooperative-sticky) run under the eager protocol: as Kafka's ``CooperativeStickyAssignor``,
-    it reads only what members still consume, so its eager members send nothing. A sticky
-    strategy that prefers eager (``sticky``, ``balanced``) keeps what members owned under
-    either protocol.
-    """
-    return protocol is RebalanceProtocol.COOPERATIVE or not strategy.withholds_moving
-
-
-def protocol_for(strategies: Sequence[Strategy]) -> RebalanceProtocol:
-    """The one protocol a consumer configured with these strategies runs: the first
-    strategy's most preferred protocol that every strategy supports (the first strategy is the
-    one the group uses once every member lists it)."""
-    if not strategies:
-        raise ValueError("no strategies")
-    for protocol in strategies[0].protocols:
-        if all(protocol in s.protocols for s in strategies):
-            return protocol
-    raise ValueError(
-        "strategies "
-        + ", ".join(repr(s.name) for s in strategies)
-        + " have no rebalance protocol in common"
-    )
-
-
-# -- connection settings --------------------------------------------------------------------
-
-#: kafka-python / aiokafka connection setting -> librdkafka property of the OffsetsReader
-CONNECTION_PROPERTIES: Mapping[str, str] = {
-    "bootstrap_servers": "bootstrap.servers",
-    "client_id": "client.id",
-    "security_protocol": "security.protocol",
-    "sasl_mechanism": "sasl.mechanism",
-    "sasl_plain_username": "sasl.username",
-    "sasl_plain_password": "sasl.password",
-    "sasl_kerberos_service_name": "sasl.kerberos.service.name",
-    "ssl_cafile": "ssl.ca.location",
-    "ssl_certfile": "ssl.certificate.location",
-    "ssl_keyfile": "ssl.key.location",
-    "ssl_password": "ssl.key.password",
-    "ssl_crlfile": "ssl.crl.location",
-    "ssl_ciphers": "ssl.cipher.suites",
-    "ssl_check_hostname": "ssl.endpoint.identification.algorithm",
-}
-
-
-def client_properties(
-    settings: Mapping[str, object], extra: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """librdkafka properties for the OffsetsReader from a Python client's connection settings.
-
-    ``settings`` uses the keyword names of ``KafkaConsumer`` / ``AIOKafkaConsumer``
-    (:data:`CONNECTION_PROPERTIES`); ``None`` values are skipped. ``extra`` (librdkafka
-    properties, e.g. ``sasl.oauthbearer.*``) is applied last. Unknown names raise
-    ``TypeError``.
-    """
-    unknown = sorted(set(settings) - set(CONNECTION_PROPERTIES))
-    if unknown:
-        raise TypeError(
-            f"unknown connection setting(s) {', '.join(unknown)} "
-            f"(known: {', '.join(CONNECTION_PROPERTIES)}; pass librdkafka properties "
-            "in offsets_config)"
-        )
-    props: dict[str, str] = {}
-    for key, value in settings.items():
-        if value is None:
-            continue
-        name = CONNECTION_PROPERTIES[key]
-        if isinstance(value, Iterable) and not isinstance(value, str):
-            props[name] = ",".join(str(s) for s in value)  # a list of bootstrap servers
-        elif key == "security_protocol":
-            props[name] = str(value).lower()
-        elif key == "ssl_check_hostname":
-            props[name] = "https" if value else "none"
-        else:
-            props[name] = str(value)
-    props.update(extra or {})
-    return props
-
-
-# -- user data: previous assignment and generation -------------------------------------------
-
-
-#: marks the capacity after the sticky layout (readers of that layout ignore what follows it)
-CAPACITY_MAGIC = b"lgC1"
-
-
-def encode_user_data(
-    owned: Iterable[TopicPartition], generation: int | None, capacity: float | None = None
-) -> bytes:
-    """A member's previous assignment and generation, and its capacity, as subscription user
-    data.
-
-    The layout is that of Kafka's ``StickyAssignor`` user data, version 1 (what Java's eager
-    sticky assignor and aiokafka's ``StickyPartitionAssignor`` send): an array of (topic: string,
-    partitions: [int32]) followed by the generation (int32, -1 for none); big-endian, strings
-    as int16 length + UTF-8, arrays as int32 count + items. A capacity follows as
-    :data:`CAPACITY_MAGIC` and a float64 (messages per second); readers of the sticky layout
-    stop before it (:func:`decode_capacity` reads it).
-    """
-    grouped: dict[str, list[int]] = {}
-    for tp in owned:
-        grouped.setdefault(tp.topic, []).append(tp.partition)
-    out = [struct.pack(">i", len(grouped))]
-    for topic, partitions in grouped.items():
-        name = topic.encode()
-        out.append(struct.pack(">h", len(name)))
-        out.append(name)
-        out.append(struct.pack(f">i{len(partitions)}i", len(partitions), *partitions))
-    out.append(struct.pack(">i", NO_GENERATION if generation is None else generation))
-    if capacity is not None:
-        out.append(CAPACITY_MAGIC + struct.pack(">d", capacity))
-    return b"".join(out)
-
-
-def decode_capacity(data: bytes | None) -> float | None:
-    """The capacity :func:`encode_user_data` put at the end of the user data, if any (a
-    negative or non-finite one is ignored, as unreadable user data is)."""
-    if not data or len(data) < 12 or data[-12:-8] != CAPACITY_MAGIC:
-        return None
-    (capacity,) = struct.unpack(">d", data[-8:])
-    return capacity if 0 <= capacity < math.inf else None
-
-
-def decode_user_data(data: bytes | None) -> tuple[tuple[TopicPartition, ...], int | None]:
-    """Previous assignment and generation from :func:`encode_user_data`'s bytes.
-
-    Empty or unreadable user data (a member of another assignor) means nothing owned and no
-    generation. Version 0 (no generation) is read too.
-    """
-    if not data:
-        return (), None
-    try:
-        owned: list[TopicPartition] = []
-        (topics,), pos = struct.unpack_from(">i", data), 4
-        for _ in range(topics):
-            (length,) = struct.unpack_from(">h", data, pos)
-            pos += 2
-            if length < 0 or pos + length > len(data):
-                raise ValueError("bad topic name length")
-            topic = data[pos : pos + length].decode()
-            pos += length
-            (count,) = struct.unpack_from(">i", data, pos)
-            pos += 4
-            if count < 0:
-                raise ValueError("bad partition count")
-            owned.extend(
-                TopicPartition(topic, p) for p in struct.unpack_from(f">{count}i", data, pos)
-            )
-            pos += 4 * count
-        generation: int | None = None
-        if pos + 4 <= len(data):
-            (generation,) = struct.unpack_from(">i", data, pos)
-        return tuple(owned), None if generation is None or generation < 0 else generation
-    except (struct.error, ValueError, UnicodeDecodeError):
-        log.debug("lagassign: ignoring unreadable user data %r", data[:64])
-        return (), None

@@ -59,7 +59,7 @@ generation and ``client_rack``. As in Kafka, the owned-partitions field lists wh
 still consumes: its assignment on the cooperative protocol, nothing on the eager one (eager
 members revoke everything before they join). The user data carries the previous assignment
 and generation, under either protocol, in the layout of Kafka's sticky assignor
-(:func:`~lagassign.kafka.group.encode_user_data`), for sticky strategies; ``cooperative-sticky``
+(:func:`~lagassign.kafka.wire.encode_user_data`), for sticky strategies; ``cooperative-sticky``
 run eagerly sends none, as Kafka's. A leader keeps stickiness from the field, else the user data
 (members on aiokafka or on the eager protocol, Java's ``sticky``), and decides what is in flight
 from the field only.
@@ -81,16 +81,9 @@ from kafka.protocol.consumer.metadata import (  # type: ignore[import-untyped]
     ConsumerProtocolSubscription,
 )
 
-from lagassign.kafka.group import (
-    AssignorSettings,
-    GroupAssignor,
-    LeaderAssignment,
-    Subscription,
-    decode_capacity,
-    decode_user_data,
-    encode_user_data,
-    protocol_for,
-)
+from lagassign.kafka.group import GroupAssignor, LeaderAssignment, Subscription
+from lagassign.kafka.settings import AssignorSettings, protocol_for
+from lagassign.kafka.wire import decode_capacity, decode_user_data, encode_user_data
 from lagassign.model import TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
 
@@ -262,7 +255,7 @@ def assignor(
     the lag of partitions without a committed offset), ``lag_timeout``, ``offsets_config`` and
     the consumer's ``bootstrap_servers``, ``client_id``, ``security_protocol``, ``sasl_*`` and
     ``ssl_*`` settings for the leader's offsets reader (strategies that read lag need
-    ``bootstrap_servers``); see :meth:`~lagassign.kafka.group.AssignorSettings.of`.
+    ``bootstrap_servers``); see :meth:`~lagassign.kafka.settings.AssignorSettings.of`.
     ``protocol``: the one the consumer runs, the strategy's preferred one unless given (the
     instance declares only that one). ``client_rack``: the consumer's.
     """
