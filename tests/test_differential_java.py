@@ -33,6 +33,7 @@ from tests.javaref import (
     run_harness,
     run_raw,
 )
+from tests.test_range_roundrobin import KAFKA_CASES, as_strings, make_group
 
 pytestmark = pytest.mark.java
 
@@ -145,6 +146,18 @@ def test_identical_to_kafka(strategy: str, assign: Callable[[Group], Assignment]
     assert not mismatches, f"{len(mismatches)} of {len(EXACT)} groups differ:\n" + "\n".join(
         mismatches[:10]
     )
+
+
+def test_reference_table_states_kafkas_answers() -> None:
+    """Every answer the seeds' and Kafka's own test cases state (the table of
+    tests/test_range_roundrobin.py, which holds ours to them) is what Kafka's jar gives."""
+    groups = [make_group(c.partitions, c.subscriptions, instances=c.instances) for c in KAFKA_CASES]
+    for strategy in ("range", "roundrobin"):
+        stated = [(c, a) for c, a in zip(KAFKA_CASES, java_assign(strategy, groups), strict=True)
+                  if strategy in c.expected]
+        assert stated
+        for case, theirs in stated:
+            assert as_strings(theirs) == case.expected[strategy], f"{strategy}: {case.source}"
 
 
 def test_harness_keeps_going_after_a_failing_group() -> None:

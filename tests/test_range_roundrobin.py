@@ -11,6 +11,7 @@ roundrobin. tests/test_differential_java.py checks the same against Kafka's jar 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import pytest
 
@@ -65,170 +66,189 @@ def test_member_order_uses_utf16_order() -> None:
     assert [m.id for m in kafka_member_order(members)] == ["\U0001F600", "\uff61"]
 
 
-# -- range: seeds --------------------------------------------------------------------------------
+# -- range and roundrobin on the same groups -------------------------------------------------------
 
-def test_range_seed_004_example() -> None:
-    """Seed 004 (RangeAssignor javadoc): C0 and C1, t0 and t1 of three partitions each."""
-    group = make_group({"t0": 3, "t1": 3}, {"C0": ["t0", "t1"], "C1": ["t0", "t1"]})
-    assert RANGE.assign(group).partitions == {
-        "C0": listed("t0-0", "t0-1", "t1-0", "t1-1"),
-        "C1": listed("t0-2", "t1-2"),
-    }
+class KafkaCase(NamedTuple):
+    """A group from the seeds or Kafka's tests and what each assignor gives it there.
 
+    ``expected``: strategy name -> member -> partitions in Kafka's list order, for the
+    strategies whose source states an answer. Kafka's RangeAssignorTest and RoundRobinAssignorTest
+    mostly test the same groups; where they name the lone member or topic differently
+    (``consumer``/``consumer1``, ``topic``/``topic1``), the row uses RangeAssignorTest's names.
+    """
 
-def test_range_seed_004_new_member_ids_reshuffle_dynamic_members() -> None:
-    """Seed 004: after a rolling bounce C0 -> C3 and C1 -> C2, C2 now sorts first."""
-    group = make_group({"t0": 3, "t1": 3}, {"C3": ["t0", "t1"], "C2": ["t0", "t1"]})
-    assert RANGE.assign(group).partitions == {
-        "C3": listed("t0-2", "t1-2"),
-        "C2": listed("t0-0", "t0-1", "t1-0", "t1-1"),
-    }
+    source: str
+    partitions: dict[str, int]
+    subscriptions: dict[str, list[str]]
+    expected: dict[str, dict[str, list[str]]]
+    instances: dict[str, str] | None = None
 
 
-def test_range_seed_004_static_membership() -> None:
-    """Seed 004: instance ids I0/I1 on member ids C3/C2; I0 keeps the first ranges."""
-    group = make_group(
-        {"t0": 3, "t1": 3}, {"C3": ["t0", "t1"], "C2": ["t0", "t1"]},
+STRATEGIES: dict[str, Strategy] = {"range": RANGE, "roundrobin": ROUNDROBIN}
+T0_T1 = {"t0": 3, "t1": 3}
+TOPIC1_2 = {"topic1": 3, "topic2": 3}
+BOTH_T = ["t0", "t1"]
+BOTH_TOPICS = ["topic1", "topic2"]
+KIP_49 = (
+    {"T1": 2, "T2": 1, "T3": 2, "T4": 1, "T5": 2},
+    {"C1": ["T1", "T2", "T3", "T4", "T5"], "C2": ["T1", "T3", "T5"],
+     "C3": ["T1", "T3", "T5"], "C4": ["T1", "T2", "T3", "T4", "T5"]},
+)
+MIXED = (
+    {"topic1": 3, "topic2": 2},
+    {"consumer1": ["topic1"], "consumer2": ["topic1", "topic2"], "consumer3": ["topic1"]},
+)
+MIXED_ANSWER = {"consumer1": ["topic1-0"], "consumer2": ["topic1-1", "topic2-0", "topic2-1"],
+                "consumer3": ["topic1-2"]}
+STATIC_B_A = {"consumer-b": BOTH_TOPICS, "consumer-a": BOTH_TOPICS}
+STATIC_B_A_ANSWER = {
+    "range": {"consumer-b": ["topic1-0", "topic1-1", "topic2-0", "topic2-1"],
+              "consumer-a": ["topic1-2", "topic2-2"]},
+    "roundrobin": {"consumer-b": ["topic1-0", "topic1-2", "topic2-1"],
+                   "consumer-a": ["topic1-1", "topic2-0", "topic2-2"]},
+}
+THREE_STATIC = {"consumer1": "instance1", "consumer2": "instance2", "consumer3": "instance3"}
+
+
+def three_static_and(dynamic: str) -> dict[str, list[str]]:
+    return {m: BOTH_TOPICS for m in ("consumer1", "consumer2", "consumer3", dynamic)}
+
+
+KAFKA_CASES = [
+    KafkaCase(
+        "seed 004 (RangeAssignor javadoc) and the RoundRobinAssignor javadoc: C0 and C1, t0 and "
+        "t1 of three partitions each",
+        T0_T1, {"C0": BOTH_T, "C1": BOTH_T},
+        {"range": {"C0": ["t0-0", "t0-1", "t1-0", "t1-1"], "C1": ["t0-2", "t1-2"]},
+         "roundrobin": {"C0": ["t0-0", "t0-2", "t1-1"], "C1": ["t0-1", "t1-0", "t1-2"]}},
+    ),
+    KafkaCase(
+        "seed 004: after a rolling bounce C0 -> C3 and C1 -> C2, C2 now sorts first",
+        T0_T1, {"C3": BOTH_T, "C2": BOTH_T},
+        {"range": {"C3": ["t0-2", "t1-2"], "C2": ["t0-0", "t0-1", "t1-0", "t1-1"]}},
+    ),
+    KafkaCase(
+        "seed 004: instance ids I0/I1 on member ids C3/C2; I0 keeps the first ranges",
+        T0_T1, {"C3": BOTH_T, "C2": BOTH_T},
+        {"range": {"C3": ["t0-0", "t0-1", "t1-0", "t1-1"], "C2": ["t0-2", "t1-2"]}},
         instances={"C3": "I0", "C2": "I1"},
-    )
-    assert RANGE.assign(group).partitions == {
-        "C3": listed("t0-0", "t0-1", "t1-0", "t1-1"),
-        "C2": listed("t0-2", "t1-2"),
-    }
+    ),
+    KafkaCase(
+        "RoundRobinAssignor javadoc: C0 on t0; C1 on t0, t1; C2 on t0, t1, t2",
+        {"t0": 1, "t1": 2, "t2": 3}, {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]},
+        {"roundrobin": {"C0": ["t0-0"], "C1": ["t1-0"], "C2": ["t1-1", "t2-0", "t2-1", "t2-2"]}},
+    ),
+    KafkaCase(
+        # Range: Kafka 4.x gives the table's partitions, listed in its HashMap order of topics
+        # (T4, T5, T1, T2, T3), the table by name. Round Robin: exactly the table.
+        "seed 003 (KIP-49), the Range and Round Robin tables",
+        *KIP_49,
+        {"range": {"C1": ["T4-0", "T5-0", "T1-0", "T2-0", "T3-0"], "C2": ["T5-1", "T1-1", "T3-1"],
+                   "C3": [], "C4": []},
+         "roundrobin": {"C1": ["T1-0", "T3-0", "T5-0"], "C2": ["T1-1", "T3-1", "T5-1"],
+                        "C3": [], "C4": ["T2-0", "T4-0"]}},
+    ),
+    KafkaCase(
+        # Seed 002's roundrobin listing (consumer1 [topic1p0, topic1p1, topic2p2], consumer2
+        # [topic2p0, topic2p1, topic1p2]) is illustrative; Kafka alternates over topic1-0..2,
+        # topic2-0..2.
+        "seed 002: consumer1 and consumer2 on topic1 and topic2 of three partitions each",
+        TOPIC1_2, {"consumer1": BOTH_TOPICS, "consumer2": BOTH_TOPICS},
+        {"range": {"consumer1": ["topic1-0", "topic1-1", "topic2-0", "topic2-1"],
+                   "consumer2": ["topic1-2", "topic2-2"]},
+         "roundrobin": {"consumer1": ["topic1-0", "topic1-2", "topic2-1"],
+                        "consumer2": ["topic1-1", "topic2-0", "topic2-2"]}},
+    ),
+    KafkaCase(
+        # Seed 002 shows consumer2 [topic1p2, topic2p2] and consumer3 [topic1p1, topic2p1]; that
+        # listing is illustrative. Kafka hands out ranges in member order.
+        "seed 002: after consumer3 joins",
+        TOPIC1_2, {m: BOTH_TOPICS for m in ("consumer1", "consumer2", "consumer3")},
+        {"range": {"consumer1": ["topic1-0", "topic2-0"], "consumer2": ["topic1-1", "topic2-1"],
+                   "consumer3": ["topic1-2", "topic2-2"]}},
+    ),
+    KafkaCase(
+        # Kafka walks its HashMap of topics, where t4 comes before t0 (checked against the jar
+        # in tests/test_differential_java.py).
+        "range lists topics in Kafka's HashMap order",
+        {"t0": 1, "t4": 1}, {"C0": ["t0", "t4"]},
+        {"range": {"C0": ["t4-0", "t0-0"]}},
+    ),
+    KafkaCase(
+        "testOneConsumerNoTopic", {}, {"consumer1": []},
+        {"range": {"consumer1": []}, "roundrobin": {"consumer1": []}},
+    ),
+    KafkaCase(
+        "testOnlyAssignsPartitionsFromSubscribedTopics",
+        {"topic1": 3, "other": 3}, {"consumer1": ["topic1"]},
+        {s: {"consumer1": ["topic1-0", "topic1-1", "topic1-2"]} for s in STRATEGIES},
+    ),
+    KafkaCase(
+        "testOneConsumerMultipleTopics",
+        {"topic1": 1, "topic2": 2}, {"consumer1": BOTH_TOPICS},
+        {s: {"consumer1": ["topic1-0", "topic2-0", "topic2-1"]} for s in STRATEGIES},
+    ),
+    KafkaCase(
+        "testTwoConsumersOneTopicOnePartition",
+        {"topic1": 1}, {"consumer1": ["topic1"], "consumer2": ["topic1"]},
+        {s: {"consumer1": ["topic1-0"], "consumer2": []} for s in STRATEGIES},
+    ),
+    KafkaCase(
+        "testTwoConsumersOneTopicTwoPartitions",
+        {"topic1": 2}, {"consumer1": ["topic1"], "consumer2": ["topic1"]},
+        {s: {"consumer1": ["topic1-0"], "consumer2": ["topic1-1"]} for s in STRATEGIES},
+    ),
+    KafkaCase(
+        "testMultipleConsumersMixedTopics", *MIXED, {s: MIXED_ANSWER for s in STRATEGIES},
+    ),
+    KafkaCase(
+        # consumer-b sorts first by its instance id although consumer-a < consumer-b
+        "testTwoStaticConsumersTwoTopicsSixPartitions",
+        TOPIC1_2, STATIC_B_A, STATIC_B_A_ANSWER,
+        instances={"consumer-b": "instance1", "consumer-a": "instance2"},
+    ),
+    KafkaCase(
+        "testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions",
+        TOPIC1_2, STATIC_B_A, STATIC_B_A_ANSWER, instances={"consumer-b": "instance1"},
+    ),
+    *(
+        KafkaCase(
+            # three static members keep their ranges when the dynamic member is replaced
+            f"RangeAssignorTest.testStaticMemberRangeAssignmentPersistent, dynamic {dynamic}",
+            {"topic1": 5, "topic2": 4}, three_static_and(dynamic),
+            {"range": {"consumer1": ["topic1-0", "topic1-1", "topic2-0"],
+                       "consumer2": ["topic1-2", "topic2-1"],
+                       "consumer3": ["topic1-3", "topic2-2"],
+                       dynamic: ["topic1-4", "topic2-3"]}},
+            instances=THREE_STATIC,
+        )
+        for dynamic in ("consumer4", "consumer5")
+    ),
+    *(
+        KafkaCase(
+            f"RoundRobinAssignorTest.testStaticMemberAssignmentPersistent, dynamic {dynamic}",
+            TOPIC1_2, three_static_and(dynamic),
+            {"roundrobin": {"consumer1": ["topic1-0", "topic2-1"],
+                            "consumer2": ["topic1-1", "topic2-2"],
+                            "consumer3": ["topic1-2"], dynamic: ["topic2-0"]}},
+            instances=THREE_STATIC,
+        )
+        for dynamic in ("consumer4", "consumer5")
+    ),
+]
 
 
-def test_range_kip_49_table_seed_003() -> None:
-    """Seed 003 (KIP-49), the Range table. Kafka 4.x gives the same partitions as the table;
-    it lists them in its HashMap order of topics (T4, T5, T1, T2, T3), the table by name."""
-    group = make_group(
-        {"T1": 2, "T2": 1, "T3": 2, "T4": 1, "T5": 2},
-        {"C1": ["T1", "T2", "T3", "T4", "T5"], "C2": ["T1", "T3", "T5"],
-         "C3": ["T1", "T3", "T5"], "C4": ["T1", "T2", "T3", "T4", "T5"]},
-    )
-    result = RANGE.assign(group)
-    assert result.partitions == {
-        "C1": listed("T4-0", "T5-0", "T1-0", "T2-0", "T3-0"),
-        "C2": listed("T5-1", "T1-1", "T3-1"),
-        "C3": (),
-        "C4": (),
-    }
-    assert sorted(result["C1"]) == list(listed("T1-0", "T2-0", "T3-0", "T4-0", "T5-0"))
-
-
-def test_range_seed_002_two_consumers() -> None:
-    """Seed 002: consumer1 and consumer2 on topic1 and topic2 of three partitions each."""
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {"consumer1": ["topic1", "topic2"], "consumer2": ["topic1", "topic2"]},
-    )
-    assert RANGE.assign(group).partitions == {
-        "consumer1": listed("topic1-0", "topic1-1", "topic2-0", "topic2-1"),
-        "consumer2": listed("topic1-2", "topic2-2"),
-    }
-
-
-def test_range_seed_002_after_consumer3_joins_follows_kafka_not_the_article() -> None:
-    """Seed 002 shows consumer2 [topic1p2, topic2p2] and consumer3 [topic1p1, topic2p1] after
-    consumer3 joins; that listing is illustrative. Kafka hands out ranges in member order."""
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {m: ["topic1", "topic2"] for m in ("consumer1", "consumer2", "consumer3")},
-    )
-    assert RANGE.assign(group).partitions == {
-        "consumer1": listed("topic1-0", "topic2-0"),
-        "consumer2": listed("topic1-1", "topic2-1"),
-        "consumer3": listed("topic1-2", "topic2-2"),
-    }
-
-
-def test_range_lists_topics_in_kafka_hashmap_order() -> None:
-    # Kafka walks its HashMap of topics, where t4 comes before t0 (checked against the jar in
-    # tests/test_differential_java.py).
-    group = make_group({"t0": 1, "t4": 1}, {"C0": ["t0", "t4"]})
-    assert RANGE.assign(group)["C0"] == listed("t4-0", "t0-0")
-
-
-# -- range: RangeAssignorTest ----------------------------------------------------------------------
-
-def test_range_one_consumer_no_topic() -> None:
-    """RangeAssignorTest.testOneConsumerNoTopic"""
-    group = make_group({}, {"consumer1": []})
-    assert RANGE.assign(group).partitions == {"consumer1": ()}
-
-
-def test_range_only_assigns_partitions_from_subscribed_topics() -> None:
-    """RangeAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics"""
-    group = make_group({"topic1": 3, "other": 3}, {"consumer1": ["topic1"]})
-    assert RANGE.assign(group)["consumer1"] == listed("topic1-0", "topic1-1", "topic1-2")
-
-
-def test_range_one_consumer_multiple_topics() -> None:
-    """RangeAssignorTest.testOneConsumerMultipleTopics"""
-    group = make_group({"topic1": 1, "topic2": 2}, {"consumer1": ["topic1", "topic2"]})
-    assert RANGE.assign(group)["consumer1"] == listed("topic1-0", "topic2-0", "topic2-1")
-
-
-@pytest.mark.parametrize(("count", "expected1", "expected2"), [
-    (1, listed("topic1-0"), ()),
-    (2, listed("topic1-0"), listed("topic1-1")),
-])
-def test_range_two_consumers_one_topic(
-    count: int, expected1: tuple[TopicPartition, ...], expected2: tuple[TopicPartition, ...]
-) -> None:
-    """RangeAssignorTest.testTwoConsumersOneTopicOnePartition / ...TwoPartitions"""
-    group = make_group({"topic1": count}, {"consumer1": ["topic1"], "consumer2": ["topic1"]})
-    assert RANGE.assign(group).partitions == {"consumer1": expected1, "consumer2": expected2}
-
-
-def test_range_multiple_consumers_mixed_topics() -> None:
-    """RangeAssignorTest.testMultipleConsumersMixedTopics"""
-    group = make_group(
-        {"topic1": 3, "topic2": 2},
-        {"consumer1": ["topic1"], "consumer2": ["topic1", "topic2"], "consumer3": ["topic1"]},
-    )
-    assert RANGE.assign(group).partitions == {
-        "consumer1": listed("topic1-0"),
-        "consumer2": listed("topic1-1", "topic2-0", "topic2-1"),
-        "consumer3": listed("topic1-2"),
-    }
-
-
-@pytest.mark.parametrize("high_is_static", [True, False])
-def test_range_static_consumer_wins_over_member_id(high_is_static: bool) -> None:
-    """RangeAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions and
-    testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions: consumer-b sorts first
-    by its instance id although consumer-a < consumer-b."""
-    instances = {"consumer-b": "instance1"}
-    if high_is_static:
-        instances["consumer-a"] = "instance2"
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {"consumer-b": ["topic1", "topic2"], "consumer-a": ["topic1", "topic2"]},
-        instances=instances,
-    )
-    assert RANGE.assign(group).partitions == {
-        "consumer-b": listed("topic1-0", "topic1-1", "topic2-0", "topic2-1"),
-        "consumer-a": listed("topic1-2", "topic2-2"),
-    }
-
-
-@pytest.mark.parametrize("dynamic", ["consumer4", "consumer5"])
-def test_range_static_member_assignment_persistent(dynamic: str) -> None:
-    """RangeAssignorTest.testStaticMemberRangeAssignmentPersistent: three static members keep
-    their ranges when the dynamic member is replaced."""
-    subscribed = ["topic1", "topic2"]
-    group = make_group(
-        {"topic1": 5, "topic2": 4},
-        {"consumer1": subscribed, "consumer2": subscribed, "consumer3": subscribed,
-         dynamic: subscribed},
-        instances={"consumer1": "instance1", "consumer2": "instance2", "consumer3": "instance3"},
-    )
-    assert RANGE.assign(group).partitions == {
-        "consumer1": listed("topic1-0", "topic1-1", "topic2-0"),
-        "consumer2": listed("topic1-2", "topic2-1"),
-        "consumer3": listed("topic1-3", "topic2-2"),
-        dynamic: listed("topic1-4", "topic2-3"),
-    }
+@pytest.mark.parametrize(
+    ("case", "strategy"),
+    [(case, name) for case in KAFKA_CASES for name in case.expected],
+    ids=[f"{name}: {case.source}" for case in KAFKA_CASES for name in case.expected],
+)
+def test_kafka_reference_case(case: KafkaCase, strategy: str) -> None:
+    """Each source's group under each assignor it states an answer for. A bare Kafka test name
+    is a test of both RangeAssignorTest and RoundRobinAssignorTest (kafka-clients 4.x);
+    tests/test_differential_java.py holds the whole table against Kafka's jar."""
+    group = make_group(case.partitions, case.subscriptions, instances=case.instances)
+    assert as_strings(STRATEGIES[strategy].assign(group)) == case.expected[strategy]
 
 
 # -- range, rack-aware: RangeAssignorTest ----------------------------------------------------------
@@ -443,123 +463,7 @@ def test_range_rack_aware_static_members_keep_assignment_after_member_id_changes
     assert by_instance(["consumer1", "consumer5", "consumer4"]) == expected
 
 
-# -- roundrobin ----------------------------------------------------------------------------------
-
-def test_roundrobin_javadoc_identical_subscriptions() -> None:
-    """RoundRobinAssignor javadoc: C0 and C1, t0 and t1 of three partitions each."""
-    group = make_group({"t0": 3, "t1": 3}, {"C0": ["t0", "t1"], "C1": ["t0", "t1"]})
-    assert ROUNDROBIN.assign(group).partitions == {
-        "C0": listed("t0-0", "t0-2", "t1-1"),
-        "C1": listed("t0-1", "t1-0", "t1-2"),
-    }
-
-
-def test_roundrobin_javadoc_skips_unsubscribed_members() -> None:
-    """RoundRobinAssignor javadoc: C0 on t0; C1 on t0, t1; C2 on t0, t1, t2."""
-    group = make_group(
-        {"t0": 1, "t1": 2, "t2": 3},
-        {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]},
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "C0": listed("t0-0"),
-        "C1": listed("t1-0"),
-        "C2": listed("t1-1", "t2-0", "t2-1", "t2-2"),
-    }
-
-
-def test_roundrobin_kip_49_table_seed_003() -> None:
-    """Seed 003 (KIP-49), the Round Robin table; Kafka 4.x gives exactly the table."""
-    group = make_group(
-        {"T1": 2, "T2": 1, "T3": 2, "T4": 1, "T5": 2},
-        {"C1": ["T1", "T2", "T3", "T4", "T5"], "C2": ["T1", "T3", "T5"],
-         "C3": ["T1", "T3", "T5"], "C4": ["T1", "T2", "T3", "T4", "T5"]},
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "C1": listed("T1-0", "T3-0", "T5-0"),
-        "C2": listed("T1-1", "T3-1", "T5-1"),
-        "C3": (),
-        "C4": listed("T2-0", "T4-0"),
-    }
-
-
-def test_roundrobin_seed_002_follows_kafka_not_the_article() -> None:
-    """Seed 002 lists consumer1 [topic1p0, topic1p1, topic2p2] and consumer2 [topic2p0, topic2p1,
-    topic1p2] as illustration; Kafka alternates over topic1-0..2, topic2-0..2."""
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {"consumer1": ["topic1", "topic2"], "consumer2": ["topic1", "topic2"]},
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "consumer1": listed("topic1-0", "topic1-2", "topic2-1"),
-        "consumer2": listed("topic1-1", "topic2-0", "topic2-2"),
-    }
-
-
-def test_roundrobin_one_consumer_no_topic() -> None:
-    """RoundRobinAssignorTest.testOneConsumerNoTopic"""
-    assert ROUNDROBIN.assign(make_group({}, {"consumer": []})).partitions == {"consumer": ()}
-
-
-def test_roundrobin_only_assigns_partitions_from_subscribed_topics() -> None:
-    """RoundRobinAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics"""
-    group = make_group({"topic": 3, "other": 3}, {"consumer": ["topic"]})
-    assert ROUNDROBIN.assign(group)["consumer"] == listed("topic-0", "topic-1", "topic-2")
-
-
-def test_roundrobin_one_consumer_multiple_topics() -> None:
-    """RoundRobinAssignorTest.testOneConsumerMultipleTopics"""
-    group = make_group({"topic1": 1, "topic2": 2}, {"consumer": ["topic1", "topic2"]})
-    assert ROUNDROBIN.assign(group)["consumer"] == listed("topic1-0", "topic2-0", "topic2-1")
-
-
-def test_roundrobin_multiple_consumers_mixed_topics() -> None:
-    """RoundRobinAssignorTest.testMultipleConsumersMixedTopics"""
-    group = make_group(
-        {"topic1": 3, "topic2": 2},
-        {"consumer1": ["topic1"], "consumer2": ["topic1", "topic2"], "consumer3": ["topic1"]},
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "consumer1": listed("topic1-0"),
-        "consumer2": listed("topic1-1", "topic2-0", "topic2-1"),
-        "consumer3": listed("topic1-2"),
-    }
-
-
-@pytest.mark.parametrize("high_is_static", [True, False])
-def test_roundrobin_static_consumer_wins_over_member_id(high_is_static: bool) -> None:
-    """RoundRobinAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions and
-    testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions"""
-    instances = {"consumer-b": "instance1"}
-    if high_is_static:
-        instances["consumer-a"] = "instance2"
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {"consumer-b": ["topic1", "topic2"], "consumer-a": ["topic1", "topic2"]},
-        instances=instances,
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "consumer-b": listed("topic1-0", "topic1-2", "topic2-1"),
-        "consumer-a": listed("topic1-1", "topic2-0", "topic2-2"),
-    }
-
-
-@pytest.mark.parametrize("dynamic", ["consumer4", "consumer5"])
-def test_roundrobin_static_member_assignment_persistent(dynamic: str) -> None:
-    """RoundRobinAssignorTest.testStaticMemberAssignmentPersistent"""
-    subscribed = ["topic1", "topic2"]
-    group = make_group(
-        {"topic1": 3, "topic2": 3},
-        {"consumer1": subscribed, "consumer2": subscribed, "consumer3": subscribed,
-         dynamic: subscribed},
-        instances={"consumer1": "instance1", "consumer2": "instance2", "consumer3": "instance3"},
-    )
-    assert ROUNDROBIN.assign(group).partitions == {
-        "consumer1": listed("topic1-0", "topic2-1"),
-        "consumer2": listed("topic1-1", "topic2-2"),
-        "consumer3": listed("topic1-2"),
-        dynamic: listed("topic2-0"),
-    }
-
+# -- roundrobin: RoundRobinAssignorTest -----------------------------------------------------------
 
 def test_roundrobin_static_members_keep_assignment_after_member_id_changes() -> None:
     """RoundRobinAssignorTest.testStaticMemberAssignmentPersistentAfterMemberIdChanges"""
