@@ -1,7 +1,8 @@
 """A consumer process for the end-to-end tests: a group member with a lagassign assignor.
 
     python tests/kafka/consumer_proc.py --client kafka-python|aiokafka --bootstrap HOST:PORT
-        --group G --topics a,b [--strategy lag] [--protocol cooperative] [--consume] ...
+        --group G --topics a,b [--strategy lag] [--protocol cooperative] [--instance-id I]
+        [--consume] ...
 
 It reports on stdout, one JSON object a line, each with ``event`` and the process's ``name``:
 
@@ -60,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--topics", required=True, help="comma-separated")
     p.add_argument("--strategy", default="lag")
     p.add_argument("--protocol", choices=["eager", "cooperative"], help="kafka-python only")
+    p.add_argument(
+        "--instance-id", help="group.instance.id: a static member (kafka-python only)"
+    )
     p.add_argument("--auto-offset-reset", default="earliest")
     p.add_argument("--lag-timeout", type=float, default=None)
     p.add_argument("--consume", action="store_true", help="process records (else only report)")
@@ -221,7 +225,9 @@ class KafkaPython:
 
         self.assignor = assignor(args.strategy, protocol=args.protocol, **assignor_settings(args))
         self.consumer = KafkaConsumer(
-            **consumer_settings(args), partition_assignment_strategy=[self.assignor]
+            **consumer_settings(args),
+            group_instance_id=args.instance_id,
+            partition_assignment_strategy=[self.assignor],
         )
         self.listener_base = ConsumerRebalanceListener
 
@@ -255,6 +261,8 @@ class AioKafka:
 
         if args.protocol not in (None, "eager"):
             raise SystemExit("aiokafka runs the eager protocol only")
+        if args.instance_id is not None:
+            raise SystemExit("--instance-id: kafka-python only")
         self.assignor = assignor(args.strategy, **assignor_settings(args))
         self.consumer = AIOKafkaConsumer(
             **consumer_settings(args),

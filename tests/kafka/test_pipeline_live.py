@@ -4,7 +4,9 @@ executors, planned by the core.
 One group runs (two subscribed members, some partitions committed), the other only has
 committed offsets (no members). The pipeline's tables must say what the cluster says: each
 partition's lag and owner, and each group's plans as the core makes them from a snapshot of the
-same group.
+same group. Groups with static members (librdkafka consumers, and kafka-python processes running
+lagassign's assignor) plan through the pipeline as ``lagassign plan --bootstrap-server`` plans
+them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import run
 from lagassign.strategies import names
 from tests.kafka.broker import closed_port, commit
+from tests.kafka.test_e2e import Procs, wait_settled
+from tests.kafka.test_e2e import procs as procs  # fixture: consumer processes
 from tests.kafka.test_offsets import (
     COLD,
     HOT,
@@ -118,6 +122,58 @@ def test_unreachable_cluster_is_one_error(spark: SparkSession, tmp_path: Path) -
     assert not (tmp_path / "out").exists()
 
 
+#: the strategies whose plans depend on static membership or owned partitions, and one more
+STATIC_STRATEGIES = ("range", "sticky", "balanced")
+
+Plans = dict[str, dict[str, list[tuple[str, int]]]]
+
+
+def pipeline_and_plan(bootstrap: str, group: str, spark: SparkSession, out: Path) -> tuple[
+    Plans, Plans
+]:
+    """Each of :data:`STATIC_STRATEGIES`' plans for ``group`` (member -> partitions, members
+    given nothing left out) from ``pipeline --bootstrap-server``, and from ``lagassign plan
+    --bootstrap-server``, both read now."""
+    run(
+        PipelineOptions(
+            out=out,
+            bootstrap_server=bootstrap,
+            groups=re.escape(group),
+            timeout=READ_TIMEOUT_S,
+            rate_window=0,
+            strategies=STATIC_STRATEGIES,
+            quiet=True,
+        ),
+        spark,
+    )
+    planned = subprocess.run(
+        [
+            sys.executable, "-m", "lagassign.cli", "plan",
+            "--bootstrap-server", bootstrap, "--group", group,
+            "--rate-window", "0", "--strategies", ",".join(STATIC_STRATEGIES),
+            "--format", "json", "--timeout", str(READ_TIMEOUT_S),
+        ],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    [result] = json.loads(planned.stdout)
+    by_plan = {
+        p["strategy"]: {m: sorted(map(tuple, tps)) for m, tps in p["assignment"].items() if tps}
+        for p in result["plans"]
+        if p["strategy"] in STATIC_STRATEGIES
+    }
+    got: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(dict)
+    for r in pq.read_table(out / "plans").to_pylist():
+        if r["strategy"] in STATIC_STRATEGIES:  # (not "current", what the members own now)
+            got[r["strategy"]].setdefault(r["member_id"], []).append((r["topic"], r["partition"]))
+    return {s: {m: sorted(tps) for m, tps in by.items()} for s, by in got.items()}, by_plan
+
+
+def by_instance_prefix(plan: dict[str, list[tuple[str, int]]]) -> dict[str, list[tuple[str, int]]]:
+    """A plan keyed by the first two dash-separated words of each member id: a static member's
+    id is its instance id and a suffix, a dynamic member's its client id and a suffix."""
+    return {"-".join(m.split("-")[:2]): tps for m, tps in plan.items()}
+
+
 def test_static_members_plan_as_lagassign_plan(
     kafka_bootstrap: str, make_topic: MakeTopic, spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -127,51 +183,44 @@ def test_static_members_plan_as_lagassign_plan(
     hot = make_topic(HOT)
     group = unique("pipeline-static")
     commit(kafka_bootstrap, group, {(hot, 0): 100, (hot, 5): 20})
-    out = tmp_path / "out"
-    strategies = ("range", "sticky", "balanced")
     with running_group(
         kafka_bootstrap, group, [hot], 3, instance_ids=["static-c", "static-b", None]
     ):
-        run(
-            PipelineOptions(
-                out=out,
-                bootstrap_server=kafka_bootstrap,
-                groups=re.escape(group),
-                timeout=READ_TIMEOUT_S,
-                rate_window=0,
-                strategies=strategies,
-                quiet=True,
-            ),
-            spark,
-        )
-        planned = subprocess.run(
-            [
-                sys.executable, "-m", "lagassign.cli", "plan",
-                "--bootstrap-server", kafka_bootstrap, "--group", group,
-                "--rate-window", "0", "--strategies", ",".join(strategies),
-                "--format", "json", "--timeout", str(READ_TIMEOUT_S),
-            ],
-            capture_output=True, text=True, timeout=120, check=True,
-        )  # fmt: skip
-    [result] = json.loads(planned.stdout)
-    expected = {
-        p["strategy"]: {m: sorted(map(tuple, tps)) for m, tps in p["assignment"].items() if tps}
-        for p in result["plans"]
-        if p["strategy"] in strategies
-    }
-    got: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(dict)
-    for r in pq.read_table(out / "plans").to_pylist():
-        if r["strategy"] in strategies:  # (not "current", what the members own now)
-            got[r["strategy"]].setdefault(r["member_id"], []).append((r["topic"], r["partition"]))
-    assert {s: {m: sorted(tps) for m, tps in by.items()} for s, by in got.items()} == expected
-    # and range is Kafka's static order, not the member ids': a static member's id is its
-    # instance id and a suffix, so "member-2-…" (dynamic) sorts first by id, but static
-    # members come first by instance id
-    by_prefix = {
-        m.split("-")[0] + "-" + m.split("-")[1]: tps for m, tps in expected["range"].items()
-    }
-    assert by_prefix == {
+        got, expected = pipeline_and_plan(kafka_bootstrap, group, spark, tmp_path / "out")
+    assert got == expected
+    # and range is Kafka's static order, not the member ids': "member-2-…" (dynamic) sorts
+    # first by id, but static members come first by instance id
+    assert by_instance_prefix(expected["range"]) == {
         "static-b": [(hot, 0), (hot, 1)],
         "static-c": [(hot, 2), (hot, 3)],
         "member-2": [(hot, 4), (hot, 5)],
+    }
+
+
+def test_static_kafka_python_members_plan_as_lagassign_plan(
+    kafka_bootstrap: str, make_topic: MakeTopic, spark: SparkSession, procs: Procs, tmp_path: Path
+) -> None:
+    """The same for a group of kafka-python processes running lagassign's ``sticky`` assignor,
+    two of them static (``group_instance_id``): ``pipeline --bootstrap-server`` gives the
+    ``range`` and ``sticky`` plans (and ``balanced``'s) that ``lagassign plan
+    --bootstrap-server`` gives for the same group."""
+    hot = make_topic(HOT)
+    group = unique("pipeline-kafka-python")
+    members = [
+        procs.member(
+            "kafka-python", name, group, [hot], "--strategy", "sticky",
+            *(["--instance-id", name] if name.startswith("static") else []),
+        )
+        for name in ("static-c", "static-b", "a-dynamic")
+    ]  # fmt: skip
+    _, settled = wait_settled(members, {(hot, p) for p in range(len(HOT))}, procs)
+    got, expected = pipeline_and_plan(kafka_bootstrap, group, spark, tmp_path / "out")
+    assert got == expected
+    # what the members own now stays where it is under sticky: the group is balanced already
+    assert expected["sticky"] == settled
+    # "a-dynamic-…" sorts first by member id; range puts the static members first
+    assert by_instance_prefix(expected["range"]) == {
+        "static-b": [(hot, 0), (hot, 1)],
+        "static-c": [(hot, 2), (hot, 3)],
+        "a-dynamic": [(hot, 4), (hot, 5)],
     }
