@@ -307,3 +307,40 @@ def test_every_flag_of_every_command_has_an_accurate_help_text():
     assert "--bootstrap-server" in helps["plan"]["--group"]
     assert helps["plan"]["--timeout"].startswith("with --bootstrap-server")
     assert "at most 3600" in helps["describe"]["--timeout"]
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "fragment"),
+    [
+        # ran until killed
+        (
+            ["assign", "--strategy", "range"],
+            '{"topics":{"t":{"partitions":1000000000}},"members":[{"id":"a","topics":["t"]}]}',
+            "topics.t.partitions: 1,000,000,000 partitions in the group so far",
+        ),
+        # a two-line error, the second forged by the input
+        (
+            ["plan"],
+            '{"topics":{"a\\nlagassign: error: forged":{"partitions":-1}},"members":[]}',
+            "topics.a\\nlagassign: error: forged: ",
+        ),
+        # UnicodeEncodeError on output
+        (
+            ["assign", "--strategy", "range"],
+            '{"topics":{"t":{"partitions":1}},"members":[{"id":"\\ud800","topics":["t"]}]}',
+            'members[0].id: "\\ud800": a lone surrogate',
+        ),
+        # OverflowError in metrics.lower_bound
+        (
+            ["plan", "--format", "json"],
+            '{"topics":{"t":{"partitions":[{"partition":0,"lag":1' + "0" * 400 + "}]}},"
+            '"members":[{"id":"a","topics":["t"]}]}',
+            "topics.t.partitions[0].lag: expected an integer, got a number of 401 digits",
+        ),
+    ],
+)
+def test_issue_13_inputs_are_one_line_exit_2(group_file, command, text, fragment):
+    out = lagassign(*command, "--input", group_file(text))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("lagassign: error: ")
+    assert fragment in out.stderr, out.stderr

@@ -235,12 +235,12 @@ def test_notes_between_blocks_are_still_skipped():
             "key 'lag' appears twice in one object",
         ),
         ("[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
-        ('{"topics": {}, "members": [], "group": ' + "9" * 5000 + "}", "cannot read a number"),
+        ("[" * 33 + "]" * 33, "JSON nested too deeply (more than 32 levels)"),
     ],
 )
 def test_json_that_python_would_misread_is_one_error(tmp_path, text, message):
-    """Issue 13: a repeated key kept its last value silently; deep nesting and huge integers
-    were tracebacks."""
+    """Issue 13: a repeated key kept its last value silently; deep nesting was a traceback.
+    (Huge integers: test_numbers_json_cannot_hold_name_their_key.)"""
     from lagassign.formats.group_file import load_group
 
     path = tmp_path / "g.json"
@@ -260,3 +260,221 @@ def test_snapshot_json_lines_with_a_repeated_key_name_the_line(tmp_path):
     )
     with pytest.raises(InputError, match=r"s\.jsonl:2: key 'end' appears twice"):
         list(read_snapshot(str(path)))
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 13: the limits every reader checks (lagassign.formats.limits), strict JSON
+
+
+def _group_with(partition=None, member=None, partitions=None):
+    part = {"partition": 0, "lag": 5, **(partition or {})}
+    return {
+        "topics": {"t": {"partitions": [part] if partitions is None else partitions}},
+        "members": [{"id": "m", "topics": ["t"], **(member or {})}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "place", "message"),
+    [
+        ('{"topics": {}, "members": [], "group": ' + "9" * 5000 + "}", "group", "5,000 digits"),
+        (json.dumps(_group_with()).replace('"lag": 5', '"lag": 1' + "0" * 400), "lag", "401 dig"),
+        (json.dumps(_group_with({"rate_in": 1})).replace(": 1}", ": NaN}"), "rate_in", "NaN"),
+        (
+            json.dumps(_group_with({"rate_out": 1})).replace(": 1}", ": -Infinity}"),
+            "rate_out",
+            "-Inf",
+        ),
+        (
+            json.dumps(_group_with(member={"capacity": 1})).replace(": 1}", ": 1e999}"),
+            "capacity",
+            "1e999",
+        ),
+    ],
+)
+def test_numbers_json_cannot_hold_name_their_key(tmp_path, text, place, message):
+    """Strict JSON: NaN and Infinity are not JSON; a number beyond a double or of more digits
+    than any limit is one line naming its key (a 5,000-digit integer was a traceback, 10^400
+    an OverflowError in metrics.lower_bound)."""
+    path = tmp_path / "g.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_group(path)
+    assert e.value.place.startswith(f"{path}: ") and e.value.place.endswith(place)
+    assert message in e.value.message and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"topics": {"t": {"partitions": 1_000_000_000}}, "members": []},
+            "f.json: topics.t.partitions: 1,000,000,000 partitions in the group so far, more "
+            "than the 1,000,000",
+        ),
+        (
+            {"topics": {"a": {"partitions": 600_000}, "b": {"partitions": 600_000}}, "members": []},
+            "f.json: topics.b.partitions: 1,200,000 partitions in the group so far",
+        ),
+        (
+            _group_with({"lag": 2**63}),
+            "f.json: topics.t.partitions[0].lag: out of range (at most 9,223,372,036,854,775,807)",
+        ),
+        (
+            _group_with({"lag": None, "begin": 0, "end": 2**63}),
+            "f.json: topics.t.partitions[0].end: out of range",
+        ),
+        (
+            _group_with({"partition": 2**31}),
+            "f.json: topics.t.partitions[0].partition: out of range (at most 2,147,483,647)",
+        ),
+        (
+            _group_with(member={"generation": 2**31}),
+            "f.json: members[0].generation: out of range",
+        ),
+        (
+            _group_with({"rate_in": 1e16}),
+            "f.json: topics.t.partitions[0].rate_in: out of range (at most 1,000,000,000,000,000)",
+        ),
+        (
+            _group_with(member={"id": "a\nlagassign: error: forged"}),
+            'f.json: members[0].id: "a\\nlagassign: error: forged": a control character (U+000A)',
+        ),
+        (
+            _group_with(member={"id": "\ud800"}),
+            'f.json: members[0].id: "\\ud800": a lone surrogate (U+D800) at character 1',
+        ),
+        (
+            _group_with(member={"rack": "x" * 40_000}),
+            "f.json: members[0].rack: ",
+        ),
+        (
+            {"topics": {"t\x1b[2J": {"partitions": 1}}, "members": []},
+            'f.json: topics.t\\x1b[2J: "t\\u001b[2J": a control character (U+001B)',
+        ),
+        (
+            _group_with(member={"owned": [["t\u2028", 0]]}),
+            'f.json: members[0].owned[0]: "t\\u2028": a control character (U+2028)',
+        ),
+    ],
+)
+def test_values_beyond_the_limits_name_their_key(data, message):
+    """Issue 13: a partition count of 10^9 ran until killed; lags beyond int64 overflowed;
+    a newline in an id split the error line (forging a second ``lagassign: error:``); a lone
+    surrogate failed on output. Every limit is checked before any partition is made."""
+    with pytest.raises(InputError) as e:
+        parse_group(data, source="f.json")
+    assert str(e.value).startswith(message), str(e.value)
+    assert str(e.value).isprintable()
+
+
+def test_values_at_the_limits_are_read():
+    g = parse_group(
+        _group_with({"lag": 2**63 - 1, "partition": 2**31 - 1}, {"generation": 2**31 - 1}),
+        source="f.json",
+    )
+    (p,) = g.partitions()
+    assert (p.lag, p.partition, g.members[0].generation) == (2**63 - 1, 2**31 - 1, 2**31 - 1)
+    assert parse_group(_group_with(member={"id": "consumer-ü-😀"})).members[0].id.endswith("😀")
+
+
+def test_an_input_error_is_one_line_whatever_its_text():
+    e = InputError("a\nb.json", "unknown topic 'x\r\nlagassign: error: y' \u2028 \ud800")
+    assert str(e).isprintable() and "\\n" in str(e) and "\\ud800" in str(e)
+
+
+def test_json_nesting_limit_is_exact():
+    from lagassign.formats.json_reader import parse_json
+    from lagassign.formats.limits import MAX_DEPTH
+
+    deepest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_json(deepest, "x") == json.loads(deepest)
+    assert parse_json('["[[[[' + "[" * 40 + '"]', "x") == ["[[[[" + "[" * 40]
+    with pytest.raises(InputError, match="nested too deeply"):
+        parse_json("[" + deepest + "]", "x")
+    with pytest.raises(InputError, match=r"x:1:\d+: invalid JSON"):
+        parse_json("[" * 5 + "}", "x")
+
+
+def test_scenario_numbers_are_strict(tmp_path):
+    from lagassign.formats.scenario import load_scenario
+
+    group = _group_with()
+    for key, value, message in [
+        ("throughput", "NaN", "throughput: expected a number, got NaN"),
+        ("dt", "Infinity", "dt: expected a number, got Infinity"),
+        ("throughput", "1e16", "throughput: out of range"),
+        ("horizon", "1" + "0" * 30, "horizon: expected a number, got a number of 31 digits"),
+    ]:
+        path = tmp_path / "s.json"
+        path.write_text(f'{{"group": {json.dumps(group)}, "{key}": {value}}}')
+        with pytest.raises(InputError) as e:
+            load_scenario(path)
+        assert str(e.value).startswith(f"{path}: {message}"), str(e.value)
+
+
+KAFKA_NOTES = [
+    "Consumer group 'orders app' has no active members.",
+    "Warning: Consumer group 'orders' is rebalancing.",
+    "Error: Consumer group 'gone' does not exist.",
+    "Error: The consumer group 'gone' does not exist.",
+    "Note: This will not show information about old Zookeeper-based consumers.",
+]
+
+
+@pytest.mark.parametrize("note", KAFKA_NOTES)
+def test_kafka_tools_notes_are_recognised_anywhere(note):
+    """Notes are what kafka-consumer-groups prints (ConsumerGroupCommand), not any short
+    line; before, between and after tables, with CRLF line ends."""
+    text = f"{note}\r\n\r\n{MODERN}\r\n{note}\r\n".replace("\n", "\r\n")
+    assert [g.id for g in parse_describe(text.split("\n"))] == ["orders", "pay"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (MODERN + "this is a note\n", "d.txt:11: expected 9 columns"),
+        (MODERN + "Consumer group orders has no active members.\n", "d.txt:11: expected 9"),
+        ("g t 0 1 2 1 o\n" + MODERN, "d.txt:1: before the first header"),
+        (
+            MODERN + "pay p 2 5 9 4 c\x1b[2J /h c\n",
+            "d.txt:11: 'c\\x1b[2J': a control character (U+001B)",
+        ),
+        (
+            MODERN + "pay p 2147483648 5 9 4 c /h c\n",
+            "d.txt:11: PARTITION: out of range (at most 2,147,483,647), got 2147483648",
+        ),
+        (
+            MODERN + "pay p 2 5 9223372036854775808 4 c /h c\n",
+            "d.txt:11: LOG-END-OFFSET: out of range (at most 9,223,372,036,854,775,807)",
+        ),
+        (
+            MODERN + "pay p 2 5 9 1" + "0" * 5000 + " c /h c\n",
+            "d.txt:11: LAG: out of range (at most 9,223,372,036,854,775,807), got a number of "
+            "5001 digits",
+        ),
+        (MODERN + "pay p ² 5 9 4 c /h c\n", "d.txt:11: PARTITION: expected a number or '-'"),
+        (MODERN + "pay p 1_0 5 9 4 c /h c\n", "d.txt:11: PARTITION: expected a number or '-'"),
+    ],
+)
+def test_describe_lines_that_are_neither_rows_nor_notes(text, message):
+    with pytest.raises(InputError) as e:
+        parse_describe(text.split("\n"), source="d.txt")
+    assert str(e.value).startswith(message), str(e.value)
+    assert str(e.value).isprintable()
+
+
+def test_describe_lines_end_only_at_newlines(tmp_path):
+    """A line separator (U+2028) inside a row does not split it in two."""
+    path = tmp_path / "d.txt"
+    path.write_text(MODERN + "pay p 2 5 9 4 c\u2028x /h c\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"d\.txt:11: expected 9 columns \(.*\), got 10"):
+        load_describe(path)
+
+
+def test_a_describe_file_of_only_a_header_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_text("GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG OWNER\r\n")
+    with pytest.raises(InputError) as e:
+        load_describe(path)
+    assert str(e.value) == f"{path}: the input holds no group"

@@ -11,21 +11,45 @@ committed offset (``CURRENT-OFFSET``, ``LAG``) or no owner. Every owner becomes 
 owns its listed partitions and subscribes every topic of its group (the dump does not say
 more). A partition without a committed offset follows ``auto.offset.reset``; the log start is
 not in the dump, so "earliest" counts from offset 0, an upper bound of the real lag.
+
+Nothing is skipped that could be data: a line is a header, a row of exactly the header's
+columns, blank, or one of the notes the tool prints between tables (:data:`_NOTES`: "has no
+active members", "is rebalancing", "does not exist"); anything else is an error naming its
+line. Lines end at ``\n`` (``\r\n`` too, and a byte-order mark is dropped); every cell is
+text without control characters, and every number within :mod:`lagassign.formats.limits`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lagassign.formats.errors import InputError, read_text
+from lagassign.formats.limits import (
+    MAX_OFFSET,
+    MAX_PARTITION,
+    MAX_PARTITIONS,
+    text_problem,
+    too_large,
+)
 from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 
 _REQUIRED = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
 _OWNER_COLUMNS = ("CONSUMER-ID", "OWNER")
 _NONE = "-"
+_INTEGER = re.compile(r"-?[0-9]+")
+#: what ``kafka-consumer-groups --describe`` prints besides tables (its ConsumerGroupCommand:
+#: an empty group, a rebalancing one, a group that does not exist; older tools' note on
+#: ZooKeeper-based consumers), matched on the whole line
+_NOTES = re.compile(
+    r"(?:Error: )?(?:The )?[Cc]onsumer group '.*' does not exist\."
+    r"|Consumer group '.*' has no active members\."
+    r"|(?:Warning: )?Consumer group '.*' is rebalancing\."
+    r"|Note: This will (?:not show|only show) information about .*"
+)
 
 
 @dataclass
@@ -39,7 +63,10 @@ def load_describe(
 ) -> list[Group]:
     """Read a ``--describe`` dump. Raises :class:`InputError` naming the file and line."""
     text = read_text(path)
-    return parse_describe(text.splitlines(), str(path), auto_offset_reset)
+    groups = parse_describe(text.split("\n"), str(path), auto_offset_reset)
+    if not groups:
+        raise InputError(str(path), "the input holds no group")
+    return groups
 
 
 def parse_describe(
@@ -49,34 +76,45 @@ def parse_describe(
 ) -> list[Group]:
     groups: dict[str, _GroupRows] = {}
     header: list[str] | None = None
+    stray: InputError | None = None
+    partitions = 0
     for number, line in enumerate(lines, start=1):
         # (a byte-order mark before the first header would hide it, and the block with it)
-        cells = (line.removeprefix("\ufeff") if number == 1 else line).split()
+        line = (line.removeprefix("\ufeff") if number == 1 else line).rstrip("\r")
+        cells = line.split()
         place = f"{source}:{number}"
-        if not cells:
+        if not cells or _NOTES.fullmatch(line.strip()):
             continue
         if cells[0] == "GROUP":
+            if stray is not None:
+                raise stray
             header = _read_header(cells, place)
             continue
         if header is None:
-            # Tool chatter before the table ("Consumer group 'g' has no active members.").
+            # (an error once a header shows the file is a dump: a row that lost its header)
+            stray = stray or InputError(
+                place, f"before the first header, neither a header nor a note: {line[:40]!r}"
+            )
             continue
         if len(cells) != len(header):
-            if len(cells) < len(_REQUIRED) and not _looks_like_a_row(cells):
-                continue  # a note between blocks, not a row
             raise InputError(
-                place, f"expected {len(header)} columns ({' '.join(header)}), got {len(cells)}"
+                place,
+                f"expected {len(header)} columns ({' '.join(header)}), got {len(cells)}: "
+                "neither a row nor one of kafka-consumer-groups' notes",
+            )
+        for cell in cells:
+            problem = text_problem(cell)
+            if problem is not None:
+                raise InputError(place, f"{cell[:40]!r}: {problem}")
+        partitions += 1
+        if partitions > MAX_PARTITIONS:
+            raise InputError(
+                place, f"more than the {MAX_PARTITIONS:,} partition rows lagassign reads"
             )
         _read_row(dict(zip(header, cells, strict=True)), groups, place)
     if header is None:
         raise InputError(source, "no GROUP TOPIC PARTITION ... header line found")
     return [_build(name, rows, auto_offset_reset) for name, rows in groups.items()]
-
-
-def _looks_like_a_row(cells: list[str]) -> bool:
-    """A row cut short (``g topic 1 0``) rather than the tool's note between blocks ("Consumer
-    group 'g' has no active members."): its third cell is a partition number."""
-    return len(cells) >= 3 and cells[2].isdigit()
 
 
 def _read_header(cells: list[str], place: str) -> list[str]:
@@ -86,22 +124,29 @@ def _read_header(cells: list[str], place: str) -> list[str]:
     return cells
 
 
-def _number(row: dict[str, str], column: str, place: str) -> int | None:
+def _number(row: dict[str, str], column: str, place: str, largest: int = MAX_OFFSET) -> int | None:
     value = row[column]
     if value == _NONE:
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise InputError(place, f"{column}: expected a number or '-', got {value!r}") from None
+    if _INTEGER.fullmatch(value) is None:
+        raise InputError(place, f"{column}: expected a number or '-', got {value[:40]!r}")
+    digits = len(value.lstrip("-"))
+    if digits > len(str(largest)):
+        raise InputError(
+            place, f"{column}: out of range (at most {largest:,}), got a number of {digits} digits"
+        )
+    number = int(value)
     if number < 0:
         raise InputError(place, f"{column}: must not be negative, got {number}")
+    problem = too_large(number, largest)
+    if problem is not None:
+        raise InputError(place, f"{column}: {problem}")
     return number
 
 
 def _read_row(row: dict[str, str], groups: dict[str, _GroupRows], place: str) -> None:
     topic = row["TOPIC"]
-    partition = _number(row, "PARTITION", place)
+    partition = _number(row, "PARTITION", place, MAX_PARTITION)
     if partition is None:
         raise InputError(place, "PARTITION: expected a number, got '-'")
     committed = _number(row, "CURRENT-OFFSET", place)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lagassign.formats.limits import one_line
+
 
 class InputError(ValueError):
-    """Bad input. ``str()`` is the one line the CLI prints: ``place: message``."""
+    """Bad input. ``str()`` is the one line the CLI prints: ``place: message``; whatever the
+    input put in either (a newline in a topic name), it stays one line, escaped."""
 
     def __init__(self, place: str, message: str) -> None:
+        place, message = one_line(place), one_line(message)
         super().__init__(f"{place}: {message}")
         self.place = place
         self.message = message

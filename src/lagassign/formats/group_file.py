@@ -15,16 +15,25 @@
 ``rate_out`` (messages per second). Only ``id`` and ``topics`` are required on a member; its
 ``capacity`` is the messages per second it can read (:func:`lagassign.rates.capacities`
 estimates it when not given).
-Unknown keys are errors, so a typo never silently changes a plan.
+Unknown keys are errors, so a typo never silently changes a plan, and every value is within
+:mod:`lagassign.formats.limits` (at most ``MAX_PARTITIONS`` partitions in all, counted before
+any is made).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from lagassign.formats.json_reader import JsonReader, load_json
+from lagassign.formats.limits import (
+    MAX_GENERATION,
+    MAX_OFFSET,
+    MAX_PARTITION,
+    MAX_PARTITIONS,
+    MAX_RATE,
+    shown,
+)
 from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
 
@@ -44,6 +53,20 @@ def parse_group(data: Any, source: str = "<group>") -> Group:
 
 class GroupReader(JsonReader):
     """The group file's keys; formats that hold a group object (the scenario file) extend it."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        #: partitions of the group read so far, against MAX_PARTITIONS
+        self.partitions_read = 0
+
+    def count_partitions(self, n: int) -> None:
+        """Counts ``n`` more partitions of the group, before any is made."""
+        self.partitions_read += n
+        if self.partitions_read > MAX_PARTITIONS:
+            raise self.fail(
+                f"{self.partitions_read:,} partitions in the group so far, more than the "
+                f"{MAX_PARTITIONS:,} lagassign reads (formats/limits.py)"
+            )
 
     def group(self, data: Any) -> Group:
         obj = self.expect(data, dict, "a JSON object")
@@ -75,7 +98,9 @@ class GroupReader(JsonReader):
             if isinstance(parts, int):
                 if parts < 0:
                     raise self.fail(f"partition count must not be negative, got {parts}")
+                self.count_partitions(parts)
                 return Topic.of(name, parts)
+            self.count_partitions(len(parts))
             partitions = []
             for i, p in enumerate(parts):
                 with self.at(i):
@@ -87,8 +112,8 @@ class GroupReader(JsonReader):
         obj = self.expect(spec, dict, "a partition object")
         self.keys(obj, _PARTITION_KEYS, {"partition"})
         with self.at("partition"):
-            number = self.expect(obj["partition"], int, "an integer")
-        lag = self.optional(obj, "lag", int, "an integer")
+            number = self.within(self.expect(obj["partition"], int, "an integer"), MAX_PARTITION)
+        lag = self.bounded(obj, "lag", int, "an integer", MAX_OFFSET)
         offsets = None
         if any(k in obj for k in ("begin", "end", "committed")):
             for key in ("begin", "end"):
@@ -101,14 +126,15 @@ class GroupReader(JsonReader):
                 with self.at(i):
                     self.expect(rack, str, "a string")
         rates = {
-            k: self.optional(obj, k, (int, float), "a number") for k in ("rate_in", "rate_out")
+            k: self.bounded(obj, k, (int, float), "a number", MAX_RATE)
+            for k in ("rate_in", "rate_out")
         }
         return Partition(topic, number, lag=lag, offsets=offsets, racks=frozenset(racks), **rates)
 
     def _offsets(self, obj: dict[str, Any]) -> Offsets:
-        begin = self.optional(obj, "begin", int, "an integer")
-        end = self.optional(obj, "end", int, "an integer")
-        committed = self.optional(obj, "committed", int, "an integer or null")
+        begin = self.bounded(obj, "begin", int, "an integer", MAX_OFFSET)
+        end = self.bounded(obj, "end", int, "an integer", MAX_OFFSET)
+        committed = self.bounded(obj, "committed", int, "an integer or null", MAX_OFFSET)
         return Offsets(begin, end, committed)
 
     def member(self, spec: Any) -> Member:
@@ -133,7 +159,8 @@ class GroupReader(JsonReader):
                         and not isinstance(pair[1], bool)
                     )
                     if not ok:
-                        raise self.fail(f'expected ["topic", partition], got {json.dumps(pair)}')
+                        raise self.fail(f'expected ["topic", partition], got {shown(pair)}')
+                    self.text(pair[0])
                     owned.append(TopicPartition(pair[0], pair[1]))
         return Member(
             id=member_id,
@@ -141,6 +168,8 @@ class GroupReader(JsonReader):
             instance_id=self.optional(obj, "instance_id", str, "a string or null"),
             rack=self.optional(obj, "rack", str, "a string or null"),
             owned=tuple(owned),
-            generation=self.optional(obj, "generation", int, "an integer or null"),
-            capacity=self.optional(obj, "capacity", (int, float), "a number (messages per second)"),
+            generation=self.bounded(obj, "generation", int, "an integer or null", MAX_GENERATION),
+            capacity=self.bounded(
+                obj, "capacity", (int, float), "a number (messages per second)", MAX_RATE
+            ),
         )

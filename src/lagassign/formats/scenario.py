@@ -14,11 +14,13 @@ file, and every error names its key.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from lagassign.formats.group_file import GroupReader, load_group
 from lagassign.formats.json_reader import load_json
+from lagassign.formats.limits import MAX_RATE
 from lagassign.model import Group, Member, ModelError, TopicPartition
 from lagassign.simulate.scenario import (
     DEFAULT_DRAIN_THRESHOLD,
@@ -74,8 +76,10 @@ class _ScenarioReader(GroupReader):
         super().__init__(source)
         self.groups_in = groups_in
 
-    def number(self, obj: dict[str, Any], key: str, default: float) -> float:
-        value = self.optional(obj, key, (int, float), "a number")
+    def number(
+        self, obj: dict[str, Any], key: str, default: float, largest: float = math.inf
+    ) -> float:
+        value = self.bounded(obj, key, (int, float), "a number", largest)
         return default if value is None else float(value)
 
     def scenario(self, data: Any) -> Scenario:
@@ -90,7 +94,7 @@ class _ScenarioReader(GroupReader):
                 group = load_group(self.groups_in / spec)
             else:
                 group = self.group(spec)
-        throughput = self.number(obj, "throughput", DEFAULT_THROUGHPUT)
+        throughput = self.number(obj, "throughput", DEFAULT_THROUGHPUT, MAX_RATE)
         member_throughput: dict[str, float] = {}
         with self.at("member_throughput"):
             spec = self.expect(obj.get("member_throughput") or {}, dict, "an object")
@@ -102,7 +106,8 @@ class _ScenarioReader(GroupReader):
                             "not a member of the group (a joining member's throughput goes in "
                             "its join event)"
                         )
-                    member_throughput[mid] = float(self.expect(value, (int, float), "a number"))
+                    rate = self.expect(value, (int, float), "a number")
+                    member_throughput[mid] = float(self.within(rate, MAX_RATE))
         rates = self.rates(obj.get("rates") or {}, group)
         events: list[Event] = []
         with self.at("events"):
@@ -141,7 +146,7 @@ class _ScenarioReader(GroupReader):
                         raise self.fail(f"{len(given)} rates for {len(numbers)} partitions")
                     for n, rate in zip(numbers, given, strict=True):
                         with self.at(n):
-                            self.expect(rate, (int, float), "a number")
+                            self.within(self.expect(rate, (int, float), "a number"), MAX_RATE)
                         rates[TopicPartition(topic, n)] = float(rate)
         return rates
 
@@ -167,7 +172,7 @@ class _ScenarioReader(GroupReader):
                     for i, t in enumerate(topics):
                         with self.at(i):
                             self.expect(t, str, "a topic name")
-            rate = self.optional(join, "throughput", (int, float), "a number")
+            rate = self.bounded(join, "throughput", (int, float), "a number", MAX_RATE)
             if rate is not None:
                 if member_id in member_throughput:
                     with self.at("throughput"):
