@@ -478,3 +478,95 @@ def test_a_describe_file_of_only_a_header_is_an_error_naming_it(tmp_path):
     with pytest.raises(InputError) as e:
         load_describe(path)
     assert str(e.value) == f"{path}: the input holds no group"
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 13: snapshot files (formats/snapshot.py) check the same limits, naming row and column
+
+_ROW = '{"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 10'
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("s.jsonl", _ROW + ', "rate_in": NaN}\n', "s.jsonl:1: rate_in: expected a number, got NaN"),
+        ("s.jsonl", _ROW + ', "capacity": 1e999}\n', "s.jsonl:1: capacity: expected a number"),
+        ("s.jsonl", _ROW.replace('"end": 10', '"end": 1' + "0" * 5000) + "}\n", "s.jsonl:1: end"),
+        ("s.jsonl", _ROW + ', "member_id": "a\\nb"}\n', "s.jsonl:1: member_id: 'a\\nb': a control"),
+        (
+            "s.jsonl",
+            _ROW.replace('"g"', '"\\ud800"') + "}\n",
+            "s.jsonl:1: group: '\\ud800': a lone surrogate (U+D800)",
+        ),
+        ("s.jsonl", _ROW + ', "subscribed": ["t\\u2028"]}\n', "s.jsonl:1: subscribed: 't\\u2028'"),
+        ("s.jsonl", _ROW + ', "generation": 2147483648}\n', "s.jsonl:1: generation: out of range"),
+        ("s.jsonl", _ROW + ', "rate_out": 1e16}\n', "s.jsonl:1: rate_out: out of range"),
+        ("s.jsonl", "[" * 40 + "]" * 40 + "\n", "s.jsonl:1: JSON nested too deeply"),
+        ("s.csv", "group,topic,partition,begin,end\ng,t,1_0,0,1\n", "s.csv:2: partition: expected"),
+        ("s.csv", "group,topic,partition,begin,end\ng,t,٣,0,1\n", "s.csv:2: partition: expected"),
+        ("s.csv", "group,topic,partition,begin,end\ng,t,0,0," + "9" * 5000, "s.csv:2: end: out of"),
+        (
+            "s.csv",
+            "group,topic,partition,begin,end,rate_in\ng,t,0,0,1,inf\n",
+            "s.csv:2: rate_in: expected a number, got 'inf'",
+        ),
+        ("s.csv", "group,topic,partition,begin,end\ng\x1b,t,0,0,1\n", "s.csv:2: group: 'g\\x1b'"),
+    ],
+)
+def test_snapshot_values_beyond_the_limits_name_row_and_column(tmp_path, name, text, message):
+    from lagassign.formats.snapshot import read_snapshot
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        list(read_snapshot(str(path)))
+    assert str(e.value).startswith(f"{tmp_path}/{message}"), str(e.value)
+    assert str(e.value).isprintable()
+
+
+def test_parquet_columns_of_other_types_and_bad_text_name_the_row(tmp_path):
+    """Issue 13: timestamp, binary and decimal columns, an unsigned 2^64 - 1, a control
+    character in a string or list column: one line naming the row, never a traceback."""
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lagassign.formats.snapshot import read_snapshot
+
+    good = {"group": ["g", "g"], "topic": ["t", "t"], "partition": [0, 1], "begin": [0, 0]}
+    good["end"] = [10, 20]
+    cases = {
+        "end": (pa.array([datetime.datetime(2026, 1, 1)] * 2), "row 1: end: expected an integer"),
+        "topic": (pa.array([b"t", b"\xff"], pa.binary()), "row 1: topic: expected a string"),
+        "rate_in": (
+            pa.array([decimal.Decimal("1.5")] * 2, pa.decimal128(5, 1)),
+            "row 1: rate_in: expected a number, got a Decimal",
+        ),
+        "committed": (pa.array([1, 2**64 - 1], pa.uint64()), "row 2: committed: out of range"),
+        "generation": (pa.array([1, 2**31]), "row 2: generation: out of range"),
+        "member_id": (pa.array(["a", "b\nc"]), "row 2: member_id: 'b\\nc': a control character"),
+        "subscribed": (pa.array([["t"], ["t\x1b"]]), "row 2: subscribed: 't\\x1b': a control"),
+        "host": (pa.array(["h", "x" * 40_000]), "row 2: host: "),
+    }
+    for column, (array, message) in cases.items():
+        path = tmp_path / f"{column}.parquet"
+        pq.write_table(pa.table({**good, column: array}), path)
+        with pytest.raises(InputError) as e:
+            list(read_snapshot(str(path)))
+        assert str(e.value).startswith(f"{path}: {message}"), str(e.value)
+
+
+def test_snapshot_rows_of_a_group_are_limited(monkeypatch):
+    from lagassign.formats import snapshot_rows
+
+    monkeypatch.setattr(snapshot_rows, "MAX_PARTITIONS", 2)
+    rows = [
+        {"group": "g", "topic": "t", "partition": i, "begin": 0, "end": 1, "source": "f.csv"}
+        | {"row": i + 2}
+        for i in range(3)
+    ]
+    assert len(list(snapshot_rows.build_group(rows[:2]).partitions())) == 2
+    with pytest.raises(InputError, match=r"^f\.csv:4: group 'g' has more than the 2 partitions"):
+        snapshot_rows.build_group(rows)

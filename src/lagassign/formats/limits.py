@@ -92,5 +92,7 @@ def shown(value: Any, width: int = 40) -> str:
         return f"{kind} of {len(value):,} {'keys' if isinstance(value, dict) else 'items'}"
     if isinstance(value, int) and value.bit_length() > 64:
         return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    if not isinstance(value, str | int | float | dict | list | tuple | None):
+        return f"a {type(value).__name__} ({repr(value)[: width // 2]})"  # (Parquet's types)
     text = json.dumps(value, default=repr)
     return text if len(text) <= width else text[: width - 3] + "..."

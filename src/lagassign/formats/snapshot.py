@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,6 +34,17 @@ import pyarrow.parquet as pq
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.json_reader import parse_json
+from lagassign.formats.limits import (
+    MAX_GENERATION,
+    MAX_INT_DIGITS,
+    MAX_OFFSET,
+    MAX_PARTITION,
+    MAX_RATE,
+    MAX_TEXT_BYTES,
+    shown,
+    text_problem,
+    too_large,
+)
 from lagassign.formats.snapshot_rows import ROW_SCHEMA, format_of, group_rows, place, rows_batch
 
 #: rows per Arrow batch a reader yields
@@ -56,7 +66,6 @@ OPTIONAL = (
 COLUMNS = REQUIRED + NULLABLE + OPTIONAL
 
 _RESETS = ("latest", "earliest", "none")
-_INT32_MAX = 2**31 - 1
 _LIST_SEPARATORS = re.compile(r"[\s,;]+")
 
 
@@ -70,12 +79,14 @@ class _Column:
     #: "name" (non-empty string), "text" (string), "int", "partition", "rate", "reset", "list"
     kind: str
     required: bool
+    #: the largest value of a number (lagassign.formats.limits)
+    largest: float = MAX_OFFSET
 
 
 _SPECS = {
     "group": _Column("group", "name", True),
     "topic": _Column("topic", "name", True),
-    "partition": _Column("partition", "partition", True),
+    "partition": _Column("partition", "partition", True, MAX_PARTITION),
     "begin": _Column("begin", "int", True),
     "end": _Column("end", "int", True),
     "committed": _Column("committed", "int", False),
@@ -86,11 +97,11 @@ _SPECS = {
     "auto_offset_reset": _Column("auto_offset_reset", "reset", False),
     "subscribed": _Column("subscribed", "list", False),
     "replica_racks": _Column("replica_racks", "list", False),
-    "rate_in": _Column("rate_in", "rate", False),
-    "rate_out": _Column("rate_out", "rate", False),
+    "rate_in": _Column("rate_in", "rate", False, MAX_RATE),
+    "rate_out": _Column("rate_out", "rate", False, MAX_RATE),
     "instance_id": _Column("instance_id", "text", False),
-    "generation": _Column("generation", "int", False),
-    "capacity": _Column("capacity", "rate", False),
+    "generation": _Column("generation", "int", False, MAX_GENERATION),
+    "capacity": _Column("capacity", "rate", False, MAX_RATE),
 }
 
 _ARROW_TYPES = {
@@ -109,16 +120,26 @@ class _Bad(ValueError):
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    if not isinstance(value, str):
+        return shown(value)
+    text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: what a CSV cell may hold as an integer or a number (Python's int() and float() also take
+#: "1_000", other scripts' digits, "nan" and "inf")
+_CSV_INTEGER = re.compile(r"\s*-?([0-9]+)\s*")
+_CSV_NUMBER = re.compile(r"\s*-?(?:[0-9]{1,20}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?\s*")
 
 
 def _integer(value: Any, text: bool) -> int:
     if text and isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise _Bad(f"expected an integer, got {_shown(value)}") from None
+        match = _CSV_INTEGER.fullmatch(value)
+        if match is None:
+            raise _Bad(f"expected an integer, got {_shown(value)}")
+        if len(match.group(1)) > MAX_INT_DIGITS:
+            raise _Bad(f"out of range, got a number of {len(match.group(1)):,} digits")
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _Bad(f"expected an integer, got {_shown(value)}")
     if isinstance(value, float):
@@ -143,6 +164,7 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
     if kind in ("name", "text", "reset"):
         if not isinstance(value, str):
             raise _Bad(f"expected a string, got {_shown(value)}")
+        _check_text(value)
         if kind == "name" and not value:
             raise _Bad("must not be empty")
         if kind == "reset":
@@ -156,33 +178,44 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
         number = _integer(value, text)
         if number < 0:
             raise _Bad(f"must not be negative, got {number}")
-        if kind == "partition" and number > _INT32_MAX:
-            raise _Bad(f"partition number out of range, got {number}")
-        if number >= 2**63:
-            raise _Bad(f"out of range, got {number}")
+        _within(number, spec.largest)
         return number
     if kind == "rate":
         if text and isinstance(value, str):
-            try:
-                rate = float(value.strip())
-            except ValueError:
-                raise _Bad(f"expected a number, got {_shown(value)}") from None
+            if _CSV_NUMBER.fullmatch(value) is None:
+                raise _Bad(f"expected a number, got {_shown(value)}")
+            rate = float(value)
         elif isinstance(value, bool) or not isinstance(value, int | float):
             raise _Bad(f"expected a number, got {_shown(value)}")
         else:
             rate = float(value)
         if not math.isfinite(rate) or rate < 0:
-            raise _Bad(f"must be a number of messages per second, not below 0, got {value!r}")
+            raise _Bad(f"must be a number of messages per second, not below 0, got {_shown(value)}")
+        _within(rate, spec.largest)
         return rate
     # list: topic names (subscribed) or rack ids (replica_racks)
     if isinstance(value, str):
+        _check_text(value)
         return [item for item in _LIST_SEPARATORS.split(value) if item]
     if not isinstance(value, list | tuple):
         raise _Bad(f"expected a list of strings, got {_shown(value)}")
     for item in value:
         if not isinstance(item, str) or not item:
             raise _Bad(f"expected a list of non-empty strings, got {_shown(list(value))}")
+        _check_text(item)
     return list(value)
+
+
+def _check_text(value: str) -> None:
+    problem = text_problem(value)
+    if problem is not None:
+        raise _Bad(f"{_shown(value)}: {problem}")
+
+
+def _within(value: float, largest: float) -> None:
+    problem = too_large(value, largest)
+    if problem is not None:
+        raise _Bad(problem)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -230,23 +263,26 @@ def _check_arrow(spec: _Column, array: pa.Array) -> tuple[pa.Array, int, str] | 
         array = array.dictionary_decode()
     t = array.type
     if kind in ("int", "partition") and pa.types.is_integer(t):
+        if pa.types.is_uint64(t):
+            return None  # values above 2**63 - 1 are found value by value (Arrow's compare fails)
         if spec.required and array.null_count:
             return array, _index(pc.is_null(array)), "missing (required)"
         negative = pc.fill_null(pc.less(array, 0), False)
         if pc.any(negative).as_py():
             i = _index(negative)
             return array, i, f"must not be negative, got {array[i].as_py()}"
-        if kind == "partition":
-            big = pc.fill_null(pc.greater(array, _INT32_MAX), False)
-            if pc.any(big).as_py():
-                i = _index(big)
-                return array, i, f"partition number out of range, got {array[i].as_py()}"
-        if pa.types.is_uint64(t):
-            return None  # values above 2**63 - 1 are found value by value
+        big = pc.fill_null(pc.greater(array, spec.largest), False)
+        if pc.any(big).as_py():
+            i = _index(big)
+            return array, i, str(too_large(array[i].as_py(), spec.largest))
         return array.cast(target), -1, ""
     if kind == "rate" and (pa.types.is_floating(t) or pa.types.is_integer(t)):
         values = array.cast(pa.float64())
         bad = pc.fill_null(pc.or_(pc.less(values, 0), pc.invert(pc.is_finite(values))), False)
+        big = pc.fill_null(pc.greater(values, spec.largest), False)
+        if pc.any(big).as_py() and not pc.any(bad).as_py():
+            i = _index(big)
+            return values, i, str(too_large(values[i].as_py(), spec.largest))
         if pc.any(bad).as_py():
             i = _index(bad)
             return (
@@ -260,6 +296,8 @@ def _check_arrow(spec: _Column, array: pa.Array) -> tuple[pa.Array, int, str] | 
         return values, -1, ""
     if kind in ("name", "text") and (pa.types.is_string(t) or pa.types.is_large_string(t)):
         array = array.cast(pa.string())
+        if _has_bad_text(array):
+            return None  # found value by value, with its row
         if kind == "name":
             if array.null_count:
                 return array, _index(pc.is_null(array)), "missing (required)"
@@ -270,13 +308,26 @@ def _check_arrow(spec: _Column, array: pa.Array) -> tuple[pa.Array, int, str] | 
         empty = pc.fill_null(pc.equal(array, ""), False)
         return pc.if_else(empty, pa.scalar(None, pa.string()), array), -1, ""
     if kind == "list" and pa.types.is_list(t) and pa.types.is_string(t.value_type):
-        return None if _has_empty_items(array) else (array.cast(target), -1, "")
+        flat = pc.list_flatten(array)
+        if _has_empty_items(flat) or _has_bad_text(flat):
+            return None
+        return array.cast(target), -1, ""
     return None
 
 
-def _has_empty_items(array: pa.Array) -> bool:
-    flat = pc.list_flatten(array)
+def _has_empty_items(flat: pa.Array) -> bool:
     return bool(flat.null_count) or bool(pc.any(pc.equal(flat, "")).as_py() or False)
+
+
+#: text_problem's characters, for Arrow's RE2 (valid UTF-8 holds no surrogates)
+_BAD_TEXT_RE2 = "[\\x00-\\x1f\\x7f-\\x{9f}\\x{2028}\\x{2029}]"
+
+
+def _has_bad_text(strings: pa.Array) -> bool:
+    """Whether some string breaks the text limits (lagassign.formats.limits.text_problem)."""
+    bad = pc.match_substring_regex(strings, _BAD_TEXT_RE2)
+    long = pc.greater(pc.binary_length(strings), MAX_TEXT_BYTES)
+    return bool(pc.any(pc.or_(bad, long)).as_py() or False)
 
 
 def _index(mask: pa.Array) -> int:

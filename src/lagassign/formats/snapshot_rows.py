@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.limits import MAX_PARTITIONS
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
 from lagassign.model import (
@@ -228,6 +229,12 @@ def build_group(rows: Sequence[Row]) -> Group:
         raise ValueError("a group needs rows")
     rows = sorted(rows, key=_order)
     group_id = str(rows[0]["group"])
+    if len(rows) > MAX_PARTITIONS and rows[MAX_PARTITIONS].get("topic") is not None:
+        raise InputError(
+            _where(rows[MAX_PARTITIONS]),
+            f"group {group_id!r} has more than the {MAX_PARTITIONS:,} partitions lagassign "
+            "reads in one group",
+        )
     reset: str | None = None
     reset_row: Row | None = None
     partitions: dict[str, list[Partition]] = {}
