@@ -344,3 +344,20 @@ def test_issue_13_inputs_are_one_line_exit_2(group_file, command, text, fragment
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("lagassign: error: ")
     assert fragment in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("value", ["QQ1\\uZZK9", "QQ1\\uD800ZK9", "QQ1\\u1ZK9"])
+def test_a_bad_escape_in_client_properties_is_one_line_without_the_secret(
+    tmp_path, capsys, value
+):
+    """Issue 13: a malformed escape echoed part of the password; a lone surrogate was a
+    UnicodeDecodeError traceback. The file is read before any connection is tried."""
+    from lagassign.cli import main
+
+    config = tmp_path / "client.properties"
+    config.write_text(f"security.protocol=SASL_SSL\nsasl.password={value}\n")
+    args = ["describe", "--bootstrap-server", "127.0.0.1:1", "--group", "g"]
+    assert main([*args, "--command-config", str(config), "--timeout", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lagassign: error: {config}:2: ") and err.count("\n") == 1
+    assert "the value of 'sasl.password'" in err and "QQ1" not in err and "ZK" not in err

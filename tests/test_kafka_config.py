@@ -106,8 +106,17 @@ def test_unicode_escapes_and_utf8() -> None:
     [
         ("a=1\nsasl.mechanism\n", 2, "no value for 'sasl.mechanism': expected key=value"),
         ("a=1\n\n=value\n", 3, "no key before the '=' or ':'"),
-        ("a=1\nb=\\u12\n", 2, "malformed \\uXXXX escape '\\\\u12'"),
-        ("x=\\\n  \\uZZZZ\n", 1, "malformed \\uXXXX escape '\\\\uZZZZ'"),
+        # issue 13: nothing of a value is shown (it may be a secret), only its key
+        ("a=1\nb=\\u12\n", 2, "malformed \\uXXXX escape in the value of 'b'"),
+        ("x=\\\n  \\uZZZZ\n", 1, "malformed \\uXXXX escape in the value of 'x'"),
+        ("pass\\u12word=x\n", 1, "malformed \\uXXXX escape in the key"),
+        (
+            "sasl.password=s3\\uD800cret\n",
+            1,
+            "a \\uXXXX escape in the value of 'sasl.password' is a lone surrogate (not valid "
+            "Unicode)",
+        ),
+        ("a\\u0000b=1\n", 1, "key 'a\\x00b': a control character (U+0000) at character 2"),
     ],
 )
 def test_bad_lines_name_file_and_line(text: str, line: int, message: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.limits import text_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,9 @@ def _continues(line: str) -> bool:
     return trailing % 2 == 1
 
 
-def _unescape(raw: str, place: str) -> str:
+def _unescape(raw: str, place: str, what: str) -> str:
+    """The text of a raw key or value; ``what`` names it in errors ("the key", "the value of
+    'sasl.password'"), which never show any of its text: a value may be a secret."""
     out: list[str] = []
     i = 0
     while i < len(raw):
@@ -70,14 +73,19 @@ def _unescape(raw: str, place: str) -> str:
         if nxt == "u":
             digits = raw[i + 2 : i + 6]
             if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise InputError(place, f"malformed \\uXXXX escape {raw[i : i + 6]!r}")
+                raise InputError(place, f"malformed \\uXXXX escape in {what}")
             out.append(chr(int(digits, 16)))
             i += 6
             continue
         out.append(_ESCAPES.get(nxt, nxt))
         i += 2
     # \uD83D\uDE00 pairs: join surrogates as Java's UTF-16 strings would
-    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+    try:
+        return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        raise InputError(
+            place, f"a \\uXXXX escape in {what} is a lone surrogate (not valid Unicode)"
+        ) from None
 
 
 def _split(line: str) -> tuple[str, str, bool]:
@@ -111,12 +119,15 @@ def parse_properties(text: str, source: str) -> list[Property]:
     for number, line in _logical_lines(text):
         place = f"{source}:{number}"
         raw_key, raw_value, separated = _split(line)
-        key = _unescape(raw_key, place)
+        key = _unescape(raw_key, place, "the key")
         if not key:
             raise InputError(place, "no key before the '=' or ':'")
+        problem = text_problem(key)
+        if problem is not None:
+            raise InputError(place, f"key {key!r}: {problem}")
         if not separated:
             raise InputError(place, f"no value for {key!r}: expected key=value")
-        props.append(Property(key, _unescape(raw_value, place), number))
+        props.append(Property(key, _unescape(raw_value, place, f"the value of {key!r}"), number))
     return props
 
 
