@@ -475,9 +475,21 @@ def _run_describe(args: argparse.Namespace, console: Console) -> None:
     console.print(describe_members_table(group, loads))
 
 
+#: how wide tables may grow when stdout is not a terminal: a file or a pipe has no width to
+#: keep to, and a table squeezed into one wraps or cuts member ids and strategy names
+UNBOUNDED_WIDTH = 1000
+
+
+def _console() -> Console:
+    """A terminal's width (at least 120 columns), or no limit short of
+    :data:`UNBOUNDED_WIDTH` for a file or a pipe."""
+    terminal = Console()
+    return Console(width=max(terminal.width, 120) if terminal.is_terminal else UNBOUNDED_WIDTH)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
-    console = Console(width=max(Console().width, 120))
+    console = _console()
     try:
         args.run(args, console)
     except (CliError, InputError, ModelError, UnknownStrategy, ClientConfigError) as e:

@@ -11,6 +11,7 @@ from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.plan import GroupPlans, Plan
 from lagassign.rates import Capacities, CapacitySource, capacities
+from lagassign.report.member_ids import MemberLabels, member_labels
 from lagassign.report.text import NEVER, UNKNOWN, duration
 
 
@@ -58,24 +59,38 @@ _CAPACITY_SOURCES: dict[CapacitySource, str] = {
 def assignment_table(plan: Plan, capacity: Capacities | None = None) -> Table:
     """``plan`` member by member; with a catch-up column when rates are known."""
     table = Table(title=f"{plan.strategy}", title_justify="left")
-    table.add_column("member")
+    labels = member_labels(m.member_id for m in plan.metrics.members)
+    _member_column(table, labels)
     table.add_column("partitions", justify="right")
     table.add_column("lag", justify="right")
     catch_up = plan.metrics.member_catch_up
+    notes = [labels.note]
     if catch_up is not None:
         table.add_column("catch-up", justify="right")
         behind = plan.metrics.falls_behind
-        table.caption = (
-            f"falls behind: {', '.join(behind)}. " if behind else ""
-        ) + catch_up_legend(capacity)
-        table.caption_justify = "left"
+        notes.insert(0, f"falls behind: {', '.join(labels[m] for m in behind)}" if behind else "")
+        notes.append(catch_up_legend(capacity))
+    _caption(table, notes)
     table.add_column("assigned")
     for load in plan.metrics.members:
-        member_cells = [load.member_id, str(load.partitions), f"{load.lag:,}"]
+        member_cells = [labels[load.member_id], str(load.partitions), f"{load.lag:,}"]
         if catch_up is not None:
             member_cells.append(catch_up_cell(catch_up.get(load.member_id)))
         table.add_row(*member_cells, _fmt_partitions(plan.assignment, load.member_id))
     return table
+
+
+def _member_column(table: Table, labels: MemberLabels) -> None:
+    """The member column: each label whole on one line, never wrapped or cut."""
+    table.add_column("member", no_wrap=True, min_width=labels.width)
+
+
+def _caption(table: Table, notes: Sequence[str]) -> None:
+    """The notes that are not empty, as the table's caption."""
+    shown = [note for note in notes if note]
+    if shown:
+        table.caption = ". ".join(shown)
+        table.caption_justify = "left"
 
 
 def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str]:
@@ -117,10 +132,10 @@ def plan_summary_table(gp: GroupPlans) -> Table:
     catch_up = any(plan.metrics.catch_up_seconds is not None for plan in rows)
     if catch_up:
         table.add_column("catch-up", justify="right")
-        table.caption = catch_up_legend(
+        legend = catch_up_legend(
             gp.capacities or capacities(gp.group, gp.lags), of="the slowest member"
         )
-        table.caption_justify = "left"
+        _caption(table, [legend])
     for plan in rows:
         table.add_row(plan.strategy, *summary_row(plan.metrics, catch_up))
     return table
@@ -130,13 +145,16 @@ def plan_members_table(gp: GroupPlans) -> Table:
     """Per member, partitions / lag under each strategy, side by side."""
     rows = ([gp.current] if gp.current else []) + list(gp.plans)
     table = Table(title=f"group {gp.group.id}: partitions / lag per member", title_justify="left")
-    table.add_column("member")
+    labels = member_labels(m.id for m in gp.group.members)
+    _member_column(table, labels)
     for plan in rows:
-        table.add_column(plan.strategy, justify="right")
+        # a cell on one line; a strategy's name folded rather than cut when space is short
+        table.add_column(plan.strategy, justify="right", overflow="fold")
+    _caption(table, [labels.note])
     loads = [{m.member_id: m for m in plan.metrics.members} for plan in rows]
     for member in gp.group.members:
         cells = [f"{by_id[member.id].partitions} / {by_id[member.id].lag:,}" for by_id in loads]
-        table.add_row(member.id, *cells)
+        table.add_row(labels[member.id], *cells)
     return table
 
 
@@ -157,11 +175,13 @@ def describe_table(group: Group, lags: Mapping[TopicPartition, int], state: str)
         ("current offset", "right"),
         ("log end offset", "right"),
         ("lag", "right"),
-        ("member", "left"),
-        ("host", "left"),
-        ("client id", "left"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    labels = member_labels(m.id for m in group.members)
+    _member_column(table, labels)
+    table.add_column("host")
+    table.add_column("client id")
+    _caption(table, [labels.note])
     for p in partitions:
         owner = members.get(owners.get(p.tp, ""))
         committed = p.offsets.committed if p.offsets else None
@@ -171,7 +191,7 @@ def describe_table(group: Group, lags: Mapping[TopicPartition, int], state: str)
             "-" if committed is None else f"{committed:,}",
             f"{p.offsets.end:,}" if p.offsets else "-",
             f"{lags.get(p.tp, 0):,}",
-            owner.id if owner else "-",
+            labels[owner.id] if owner else "-",
             (owner.host if owner else None) or "-",
             (owner.client_id if owner else None) or "-",
         )
@@ -182,7 +202,9 @@ def describe_members_table(group: Group, loads: Sequence[MemberLoad]) -> Table:
     """Per member: what it owns now and the lag of it."""
     members = {m.id: m for m in group.members}
     table = Table(title=f"group {group.id}: members", title_justify="left")
-    table.add_column("member")
+    labels = member_labels(load.member_id for load in loads)
+    _member_column(table, labels)
+    _caption(table, [labels.note])
     table.add_column("host")
     table.add_column("client id")
     table.add_column("partitions", justify="right")
@@ -190,7 +212,7 @@ def describe_members_table(group: Group, loads: Sequence[MemberLoad]) -> Table:
     for load in loads:
         member = members.get(load.member_id)
         table.add_row(
-            load.member_id,
+            labels[load.member_id],
             (member.host if member else None) or "-",
             (member.client_id if member else None) or "-",
             str(load.partitions),

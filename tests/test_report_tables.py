@@ -1,0 +1,175 @@
+"""What the one-group tables and the plan chart show: member ids told apart, every symbol with a
+legend, the same strategy colours as the fleet report."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from lagassign.report.member_ids import ELIDED, LABEL_WIDTH, member_labels
+from lagassign.strategies import names
+
+#: Java consumers' member ids: ``consumer-<group>-<n>-<uuid>``, alike for their first 27
+#: characters; a column cut at 15 showed ``consumer-billin…`` for every one of them
+BILLING = [f"consumer-billing-service-{n}-{uuid.UUID(int=n * 7919)}" for n in range(1, 13)]
+
+
+def lagassign(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lagassign.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_member_labels_elide_the_shared_prefix_and_keep_what_differs():
+    labels = member_labels(BILLING)
+    shown = [labels[i] for i in BILLING]
+    assert len(set(shown)) == len(BILLING)
+    assert labels.prefix == "consumer-billing-service-"
+    for member_id, label in zip(BILLING, shown, strict=True):
+        assert len(label) <= LABEL_WIDTH
+        rest = member_id.removeprefix(labels.prefix)
+        head, _, tail = label.removeprefix(ELIDED).partition(ELIDED)
+        # the member's number and the end of its UUID
+        assert rest.startswith(head) and rest.endswith(tail) and head.split("-")[0].isdigit()
+    assert "'consumer-billing-service-'" in labels.note
+
+
+def test_member_labels_grow_until_no_two_are_alike():
+    # alike in all but one character in the middle: the labels keep it whatever the width
+    ids = ["x" * 30 + c + "y" * 30 for c in "abc"]
+    labels = member_labels(ids, width=10)
+    assert len({labels[i] for i in ids}) == 3
+    # ids that fit are shown whole, with nothing to explain
+    short = member_labels(["C0", "C1", "client-0_/192.168.1.13"])
+    assert short.labels == {i: i for i in ["C0", "C1", "client-0_/192.168.1.13"]}
+    assert short.note == ""
+    # an id that is all of another's prefix keeps a character of its own
+    nested = member_labels(["consumer-billing-service-1" + "0" * 20, "consumer-billing-service-1"])
+    assert len(set(nested.labels.values())) == 2 and all(nested.labels.values())
+
+
+def billing_group(path: Path) -> Path:
+    group = {
+        "group": "billing-service-consumers-eu-west-1-production",
+        "topics": {"invoices": {"partitions": [
+            {"partition": p, "lag": 1000 * (p % 5) + p} for p in range(24)
+        ]}},
+        "members": [
+            {"id": m, "topics": ["invoices"], "owned": [["invoices", i], ["invoices", i + 12]]}
+            for i, m in enumerate(BILLING)
+        ],
+    }  # fmt: skip
+    path.write_text(json.dumps(group))
+    return path
+
+
+def table_rows(stdout: str) -> list[list[str]]:
+    return [
+        [cell.strip() for cell in line.strip("│").split("│")]
+        for line in stdout.splitlines()
+        if line.startswith("│")
+    ]
+
+
+def test_plan_and_assign_tables_tell_members_with_long_shared_prefixes_apart(tmp_path):
+    path = billing_group(tmp_path / "billing.json")
+    labels = member_labels(BILLING)
+    for command in (["plan"], ["assign", "--strategy", "balanced"]):
+        out = lagassign(*command, "--input", str(path))
+        assert out.returncode == 0, out.stderr
+        # every member's row starts with its label, whole, on one line
+        firsts = [row[0] for row in table_rows(out.stdout) if row[0].startswith(ELIDED)]
+        assert sorted(firsts) == sorted(labels[m] for m in BILLING), command
+        assert "member ids: a leading … stands for 'consumer-billing-service-'" in out.stdout
+        # the group's name and every strategy's name whole
+        assert "billing-service-consumers-eu-west-1-production" in out.stdout
+    plan = lagassign("plan", "--input", str(path))
+    header = next(line for line in plan.stdout.splitlines() if "┃ member" in line)
+    assert [c.strip() for c in header.strip("┃").split("┃")] == [
+        "member", "current", "range", "roundrobin", "sticky", "cooperative-sticky", "fair",
+        "lag", "balanced",
+    ]  # fmt: skip
+
+
+def test_plan_catch_up_cells_have_a_legend_for_every_symbol(tmp_path):
+    """Catch-up shows a time, ``never`` (inflow at or above capacity) or ``–`` (no rate):
+    the caption explains each one that appears."""
+    group = {
+        "group": "g",
+        "topics": {"t": {"partitions": [
+            {"partition": 0, "lag": 1000, "rate_in": 50.0, "rate_out": 10.0},
+            {"partition": 1, "lag": 10, "rate_in": 1.0, "rate_out": 100.0},
+        ]}},
+        "members": [{"id": "a", "topics": ["t"], "capacity": 20.0},
+                    {"id": "b", "topics": ["t"], "capacity": 200.0}],
+    }  # fmt: skip
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(group))
+    for command in (["plan"], ["assign", "--strategy", "range"]):
+        out = lagassign(*command, "--input", str(path))
+        assert out.returncode == 0, out.stderr
+        cells = {cell for row in table_rows(out.stdout) for cell in row}
+        assert "never" in cells, out.stdout
+        assert "never (red): inflow at or above capacity" in " ".join(out.stdout.split())
+        assert "–: no rate known" in " ".join(out.stdout.split())
+
+
+@pytest.mark.parametrize("strategies", [None, "balanced,lag,sticky"])
+def test_plan_chart_colours_are_the_fleet_reports(tmp_path, strategies):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import colors
+    from matplotlib.patches import Rectangle
+
+    from lagassign.formats.inputs import load_groups
+    from lagassign.plan import plan_group
+    from lagassign.report.charts import plan_figure
+    from lagassign.report.colors import strategy_color
+
+    (group,) = load_groups(str(billing_group(tmp_path / "billing.json")))
+    chosen = strategies.split(",") if strategies else None
+    fig = plan_figure([plan_group(group, chosen)])
+    (ax,) = fig.axes
+    legend = ax.get_legend()
+    seen = {
+        text.get_text(): colors.to_hex(handle.get_facecolor())
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True)
+        if isinstance(handle, Rectangle)
+    }
+    assert set(seen) == {"current", *(chosen or names())}
+    for name, colour in seen.items():
+        assert colour == strategy_color(name), name
+    # the fleet report's own colours for the strategies it singles out
+    assert seen["balanced"] == "#2ca02c" and seen["lag"] == "#d62728"
+    # the legend sits beside the axes, not over the bars
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    axes_box = ax.get_window_extent()
+    assert box.x0 >= axes_box.x1
+
+
+def test_plan_chart_labels_members_as_the_tables_do(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lagassign.formats.inputs import load_groups
+    from lagassign.plan import plan_group
+    from lagassign.report.charts import plan_figure
+
+    (group,) = load_groups(str(billing_group(tmp_path / "billing.json")))
+    fig = plan_figure([plan_group(group, ["lag"])])
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    labels = member_labels(BILLING)
+    assert ticks == [labels[m] for m in BILLING]
+    assert all(re.fullmatch(r"…\d+-[0-9a-f]+…[0-9a-f]+", t) for t in ticks)
