@@ -146,11 +146,11 @@ def test_join_and_leave_rebalance_and_count_moves():
         ]
         assert run.rebalances[0].moved == 0
     # range: a [0 1 2] b [3 4 5] -> a [0 1] b [2 3] c [4 5]: a gives up 2, b gives up 4 and 5;
-    # c leaves -> a [0 1 2] b [3 4 5]: b gives up 2 (c's own partitions do not count)
-    assert [r.moved for r in ranged.rebalances] == [0, 3, 1]
-    # sticky: c takes one partition from each; when it leaves nobody gives anything up
-    assert [r.moved for r in sticky.rebalances] == [0, 2, 0]
-    assert ranged.moves == 4 and sticky.moves == 2
+    # c leaves -> a [0 1 2] b [3 4 5]: b gives up 2 and takes c's 4 and 5
+    assert [r.moved for r in ranged.rebalances] == [0, 3, 3]
+    # sticky: c takes one partition from each; when it leaves they go back, the only moves
+    assert [r.moved for r in sticky.rebalances] == [0, 2, 2]
+    assert ranged.moves == 6 and sticky.moves == 4
 
 
 def test_eager_rebalance_stops_all_consumption_for_the_pause():
@@ -439,3 +439,38 @@ def test_member_throughputs_are_the_capacities_balanced_plans_with():
     assert run.drain_time == pytest.approx(200, abs=2)
     ideal = ideal_drain_time(scenario)
     assert ideal is not None and ideal <= run.drain_time
+
+
+def test_a_leavers_partitions_count_as_moves_in_the_cli_tables():
+    """``sticky`` hands a leaver's partitions to those still here: moves, not "0 moved"."""
+    scenario = six_partitions((Leave(20.0, "b"),))
+    result = simulate(scenario, ["sticky", "range"])
+    for run in result.runs:
+        (leave,) = [r for r in run.rebalances if r.causes == ("b leaves",)]
+        assert leave.moved == 3, run.strategy  # b's t-3, t-4 and t-5, all to a
+    from lagassign.report.simulation import rebalances_table
+
+    cells = [list(column.cells) for column in rebalances_table(result).columns]
+    assert cells[1] == ["3 moved, 4 s", "3 moved, 4 s"]
+
+
+def test_a_run_not_drained_by_the_horizon_reads_the_same_in_table_and_charts():
+    from lagassign.report.simulation import members_figure, summary_table, total_figure
+
+    # range gives the 9/s partition and the 1/s one each to a 10/s member: t-0 never drains
+    g = rated({"t": [1000, 10]}, {"t": [9.0, 1.0]}, {"a": ["t"], "b": ["t"]})
+    result = simulate(Scenario(g, throughput=10.0, horizon=100.0), ["range"])
+    (run,) = result.runs
+    assert run.drain_time is None
+    said = "not within 100 s"
+    table = summary_table(result)
+    drained = [c.header for c in table.columns].index("drained at")
+    assert list(table.columns[drained].cells) == [said]
+    total = total_figure(result)
+    assert [t.get_text() for t in total.axes[0].get_legend().get_texts()] == [
+        f"range (drained: {said})"
+    ]
+    members = members_figure(result)
+    assert members.axes[0].get_title() == f"range — drained: {said}, 0 moves"
+    texts = [t.get_text() for fig in (total, members) for ax in fig.axes for t in ax.texts]
+    assert not any("never" in t for t in texts + [members.axes[0].get_title()])

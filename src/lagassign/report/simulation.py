@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from lagassign.report.colors import strategy_color
 from lagassign.simulate.results import Rebalance, Run, Simulation
 from lagassign.simulate.scenario import Join
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TOTAL_PNG = "drain-total.png"
 MEMBERS_PNG = "drain-members.png"
@@ -20,6 +24,8 @@ def _seconds(value: float) -> str:
 
 
 def _drain(sim: Simulation, run: Run) -> str:
+    """When ``run`` drained, as the table, the chart legend and the panel titles all say it: a
+    run that has not drained by the horizon may still drain after it, so not "never"."""
     if run.drain_time is None:
         return f"not within {_seconds(sim.scenario.horizon)}"
     return _seconds(run.drain_time)
@@ -207,27 +213,40 @@ def _x_limit(sim: Simulation) -> float:
     return min(sim.scenario.horizon, last * 1.1 + sim.scenario.dt)
 
 
-def plot_total(sim: Simulation, out: str | Path) -> Path:
-    """Total lag over time, one line per strategy; events dotted, the ideal drain dashed."""
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig: Figure, out: str | Path) -> Path:
     out = Path(out)
-    fig, ax = plt.subplots(figsize=(11, 5.2))
-    colors = plt.get_cmap("tab10")
-    for i, run in enumerate(sim.runs):
-        done = "never" if run.drain_time is None else _seconds(run.drain_time)
+    try:
+        fig.savefig(out, dpi=110)
+    finally:
+        _pyplot().close(fig)
+    return out
+
+
+def total_figure(sim: Simulation) -> Figure:
+    """Total lag over time, one line per strategy in its colour (:mod:`lagassign.report.colors`);
+    events dotted, the ideal drain dashed."""
+    fig: Figure
+    fig, ax = _pyplot().subplots(figsize=(11, 5.2))
+    for run in sim.runs:
+        color = strategy_color(run.strategy)
         ax.plot(
             run.series.times,
             run.series.total,
-            color=colors(i % 10),
+            color=color,
             linewidth=1.6,
-            label=f"{run.strategy} (drained: {done})",
+            label=f"{run.strategy} (drained: {_drain(sim, run)})",
         )
         if run.drain_time is not None:
-            ax.plot([run.drain_time], [0], marker="o", color=colors(i % 10), clip_on=False)
+            ax.plot([run.drain_time], [0], marker="o", color=color, clip_on=False)
     if sim.ideal is not None and sim.ideal <= sim.scenario.horizon:
         ax.axvline(sim.ideal, color="black", linestyle="--", linewidth=1)
         ax.annotate(
@@ -248,23 +267,23 @@ def plot_total(sim: Simulation, out: str | Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return fig
 
 
-def plot_members(sim: Simulation, out: str | Path) -> Path:
+def plot_total(sim: Simulation, out: str | Path) -> Path:
+    """:func:`total_figure` written to ``out`` (PNG)."""
+    return _save(total_figure(sim), out)
+
+
+def members_figure(sim: Simulation) -> Figure:
     """Small multiples, one panel per strategy: each member's lag over time, same scales."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    out = Path(out)
+    plt = _pyplot()
     n = len(sim.runs)
     cols = min(n, 3) if n != 4 else 2
     rows = math.ceil(n / cols)
+    fig: Figure
     fig, axes = plt.subplots(
         rows, cols, figsize=(5.2 * cols, 3.4 * rows), sharex=True, sharey=True, squeeze=False
     )
@@ -278,9 +297,8 @@ def plot_members(sim: Simulation, out: str | Path) -> Path:
             ax.plot(s.times, ys, color=color.get(mid, "0.3"), linewidth=1.1)
         ax.plot(s.times, s.unowned, color="black", linestyle="--", linewidth=0.8)
         _event_lines(ax, sim, labels=False)
-        done = "not drained" if run.drain_time is None else f"drained {_seconds(run.drain_time)}"
         moves = "1 move" if run.moves == 1 else f"{run.moves} moves"
-        ax.set_title(f"{run.strategy} — {done}, {moves}", fontsize=9)
+        ax.set_title(f"{run.strategy} — drained: {_drain(sim, run)}, {moves}", fontsize=9)
         ax.grid(alpha=0.3)
         _thousands(ax)
     for ax in axes.flat[n:]:
@@ -308,9 +326,12 @@ def plot_members(sim: Simulation, out: str | Path) -> Path:
     legend_rows = math.ceil(len(handles) / 6)
     fig.suptitle(f"{sim.scenario.name}: lag each member owns (events dotted)", fontsize=10)
     fig.tight_layout(rect=(0, 0.03 + 0.025 * legend_rows, 1, 1))
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return fig
+
+
+def plot_members(sim: Simulation, out: str | Path) -> Path:
+    """:func:`members_figure` written to ``out`` (PNG)."""
+    return _save(members_figure(sim), out)
 
 
 def plot_simulation(sim: Simulation, directory: str | Path) -> list[Path]:

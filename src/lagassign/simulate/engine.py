@@ -39,9 +39,10 @@ assignment takes effect. The protocol is the strategy's preferred one
 A member that leaves stops consuming at once; its partitions are idle until the rebalance
 assigns them. An event during a rebalance restarts the current round.
 
-Moves follow :func:`lagassign.metrics.moves`: a partition moves when a member owned it before
-the rebalance and, still in the group afterwards, no longer owns it (the partitions of a member
-that left are not counted: every strategy must move those).
+Moves: a partition moves when the member that owned it before the rebalance no longer owns it
+afterwards, as :func:`lagassign.metrics.moves` counts them, and also when that member left and
+another takes the partition over: a new owner starts from the committed offset whichever way the
+partition came to it, so a strategy is not "0 moved" when a member leaves.
 """
 
 from __future__ import annotations
@@ -233,8 +234,11 @@ class _Simulator:
             return
         after = self.owners_now()
         present = set(members)
+        # a member still here that lost a partition; a leaver's partition once someone has it
         moved = sum(
-            1 for tp, mid in episode.before.items() if mid in present and after.get(tp) != mid
+            1
+            for tp, mid in episode.before.items()
+            if after.get(tp) != mid and (mid in present or tp in after)
         )
         dt = self.sc.dt
         self.rebalances.append(
