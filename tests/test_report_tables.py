@@ -173,3 +173,88 @@ def test_plan_chart_labels_members_as_the_tables_do(tmp_path):
     labels = member_labels(BILLING)
     assert ticks == [labels[m] for m in BILLING]
     assert all(re.fullmatch(r"…\d+-[0-9a-f]+…[0-9a-f]+", t) for t in ticks)
+
+
+def test_a_group_without_members_shows_its_real_lag_and_plans_for_members_n(tmp_path):
+    group = {
+        "group": "stopped",
+        "topics": {"t": {"partitions": [
+            {"partition": 0, "lag": 100, "rate_in": 2.0, "rate_out": 0.0},
+            {"partition": 1, "lag": 30, "rate_in": 1.0, "rate_out": 0.0},
+            {"partition": 2, "lag": 50, "rate_in": 1.0, "rate_out": 0.0},
+        ]}},
+        "members": [],
+    }  # fmt: skip
+    path = tmp_path / "stopped.json"
+    path.write_text(json.dumps(group))
+    nobody = lagassign("plan", "--input", str(path))
+    assert nobody.returncode == 0, nobody.stderr
+    assert nobody.stdout.splitlines() == [
+        "group stopped: 0 members, 3 partitions, total lag 180",
+        "group stopped has no members (the input lists none): nothing to plan; --members N plans "
+        "for N members reading its topics",
+    ]
+    as_json = lagassign("plan", "--input", str(path), "--format", "json")
+    assert json.loads(as_json.stdout)[0] | {"plans": None} == {
+        "group": "stopped", "total_lag": 180, "members": 0, "members_from": "group",
+        "time_aware": False, "plans": None,
+    }  # fmt: skip
+    assert json.loads(as_json.stdout)[0]["plans"] == []
+    assert as_json.stderr.startswith("lagassign: warning: group stopped has no members")
+
+    two = lagassign("plan", "--input", str(path), "--members", "2", "--strategies", "balanced")
+    assert two.returncode == 0, two.stderr
+    assert "group stopped: 2 members (--members; it has 0 now), 3 partitions, total lag 180, " \
+        "lower bound 100" in two.stdout
+    # the stopped members read nothing: that says nothing of what new ones can (no "never")
+    assert "never" not in two.stdout
+    rows = {row[0]: row[1] for row in table_rows(two.stdout) if row[0].startswith("member-")}
+    assert sorted(rows.values()) == ["1 / 100", "2 / 80"] and len(rows) == 2
+
+
+def test_with_members_keeps_lags_and_produce_rates_and_drops_consume_rates():
+    from lagassign.model import Group, Member, Partition, Topic
+    from lagassign.plan import with_members
+
+    topic = Topic("t", (Partition("t", 0, lag=7, rate_in=3.0, rate_out=0.0),))
+    old = Group.of([topic], [Member("gone", frozenset({"t"}), owned=(topic.partitions[0].tp,))])
+    new = with_members(old, 2)
+    assert [(m.id, m.topics, m.owned) for m in new.members] == [
+        ("member-1", frozenset({"t"}), ()),
+        ("member-2", frozenset({"t"}), ()),
+    ]
+    (p,) = new.partitions()
+    assert (p.lag, p.rate_in, p.rate_out) == (7, 3.0, None)
+
+
+def test_ids_are_shown_as_they_are_never_as_markup(tmp_path):
+    """A group or member id with [brackets] (rich's markup) or :colons: (emoji codes) is shown
+    as written: "b[/]" was a MarkupError traceback, "g[bold]x[/]" showed as "gx"."""
+    group = {
+        "group": "g[bold]x[/]:fire:",
+        "topics": {"t": {"partitions": [{"partition": 0, "lag": 5}, {"partition": 1, "lag": 7}]}},
+        "members": [{"id": "a[red]", "topics": ["t"]}, {"id": "b[/]", "topics": ["t"]}],
+    }
+    path = tmp_path / "markup.json"
+    path.write_text(json.dumps(group))
+    for command in (["plan"], ["assign", "--strategy", "lag"]):
+        out = lagassign(*command, "--input", str(path))
+        assert out.returncode == 0, out.stderr
+        firsts = {row[0] for row in table_rows(out.stdout)}
+        assert {"a[red]", "b[/]"} <= firsts, out.stdout
+        assert "group g[bold]x[/]:fire:: 2 members" in out.stdout
+
+
+def test_a_long_group_id_is_never_broken_over_lines(tmp_path):
+    name = "payments-settlement-reconciliation-consumers-eu-west-1-production-blue"
+    group = {
+        "group": name,
+        "topics": {"t": {"partitions": [{"partition": 0, "lag": 5}]}},
+        "members": [{"id": "a", "topics": ["t"]}],
+    }
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(group))
+    out = lagassign("plan", "--input", str(path), "--strategies", "lag")
+    assert out.returncode == 0, out.stderr
+    assert f"group {name}: 1 members, 1 partitions, total lag 5, lower bound 5\n" in out.stdout
+    assert f"group {name}: partitions / lag per member\n" in out.stdout

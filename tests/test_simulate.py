@@ -473,4 +473,4 @@ def test_a_run_not_drained_by_the_horizon_reads_the_same_in_table_and_charts():
     members = members_figure(result)
     assert members.axes[0].get_title() == f"range — drained: {said}, 0 moves"
     texts = [t.get_text() for fig in (total, members) for ax in fig.axes for t in ax.texts]
-    assert not any("never" in t for t in texts + [members.axes[0].get_title()])
+    assert not any("never" in t for t in [*texts, members.axes[0].get_title()])

@@ -20,6 +20,7 @@ from lagassign.arguments import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
     bootstrap_servers,
+    positive_int,
     seconds_or_zero,
     strategy_list,
     strategy_name,
@@ -31,7 +32,7 @@ from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsErr
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
-from lagassign.plan import GroupPlans, plan_group
+from lagassign.plan import GroupPlans, plan_group, with_members
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
 
@@ -220,6 +221,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="strategies to compare (default: all)",
     )
     plan.add_argument(
+        "--members",
+        type=positive_int,
+        metavar="N",
+        help="plan for N members (member-1 … member-N) reading every topic of the group instead "
+        "of the members it has: for a group whose consumers are all stopped, which has none",
+    )
+    plan.add_argument(
         "--plot", metavar="PNG", help="also write a bar chart of each member's lag to this file"
     )
     _add_format(plan)
@@ -346,17 +354,19 @@ def _run_assign(args: argparse.Namespace, console: Console) -> None:
     if args.format == "json":
         print(json.dumps(_assign_json(gp)))
         return
-    from lagassign.report.tables import assignment_table, plan_summary_table
+    from lagassign.report.tables import assignment_table, detached, plan_summary_table
 
-    console.print(assignment_table(gp.plans[0], gp.capacities))
-    console.print(plan_summary_table(gp))
+    console.print(detached(assignment_table(gp.plans[0], gp.capacities)))
+    console.print(detached(plan_summary_table(gp)))
 
 
-def _plan_json(gp: GroupPlans) -> dict[str, Any]:
-    rows = ([gp.current] if gp.current else []) + list(gp.plans)
+def _plan_json(gp: GroupPlans, members_from: str) -> dict[str, Any]:
+    rows = ([gp.current] if gp.current else []) + list(gp.plans) if gp.group.members else []
     return {
         "group": gp.group.id,
         "total_lag": sum(gp.lags.values()),
+        "members": len(gp.group.members),
+        "members_from": members_from,
         "time_aware": gp.time_aware,
         "plans": [
             {
@@ -386,19 +396,49 @@ def _catch_up_json(m: AssignmentMetrics) -> dict[str, float | None]:
     return {"catch_up_seconds": None if math.isinf(m.catch_up_seconds) else m.catch_up_seconds}
 
 
+def _planned_members(args: argparse.Namespace, group: Group) -> tuple[Group, str, str]:
+    """The group to plan, which members it is planned for (``members_from`` in JSON: ``group``
+    or ``--members``) and what the summary table's title says of them."""
+    if args.members is None:
+        return group, "group", ""
+    had = len(group.members)
+    return with_members(group, args.members), "--members", f"--members; it has {had} now"
+
+
+def _no_members(args: argparse.Namespace, group: Group) -> str:
+    """Why there is nothing to plan for ``group``, and what to do about it."""
+    why = (
+        "its consumers are all stopped, and Kafka keeps no record of the members a group had"
+        if getattr(args, "bootstrap_server", None)
+        else "the input lists none"
+    )
+    return (
+        f"group {group.id} has no members ({why}): nothing to plan; --members N plans for N "
+        "members reading its topics"
+    )
+
+
 def _run_plan(args: argparse.Namespace, console: Console) -> None:
     strategies = strategy_list(args.strategies) if args.strategies is not None else None
-    groups = [plan_group(g, strategies) for g in _load_groups(args)]
+    planned = [_planned_members(args, g) for g in _load_groups(args)]
+    groups = [plan_group(g, strategies) for g, _, _ in planned]
     for gp in groups:
         _warn_falling_behind(gp)
     if args.format == "json":
-        print(json.dumps([_plan_json(gp) for gp in groups]))
-    else:
-        from lagassign.report.tables import plan_members_table, plan_summary_table
-
         for gp in groups:
-            console.print(plan_summary_table(gp))
-            console.print(plan_members_table(gp))
+            if not gp.group.members:
+                print(f"lagassign: warning: {_no_members(args, gp.group)}", file=sys.stderr)
+        print(json.dumps([_plan_json(gp, p[1]) for gp, p in zip(groups, planned, strict=True)]))
+    else:
+        from lagassign.report.tables import detached, plan_members_table, plan_summary_table
+
+        for gp, (_, _, said) in zip(groups, planned, strict=True):
+            if not gp.group.members:
+                empty = plan_summary_table(gp, notes=[_no_members(args, gp.group)])
+                console.print(detached(empty))
+                continue
+            console.print(detached(plan_summary_table(gp, members_from=said)))
+            console.print(detached(plan_members_table(gp)))
     if args.plot:
         from lagassign.report.charts import plot_plans
 
@@ -422,8 +462,10 @@ def _run_simulate(args: argparse.Namespace, console: Console) -> None:
     if args.format == "json":
         print(json.dumps(simulation_json(result)))
     else:
-        console.print(summary_table(result))
-        console.print(rebalances_table(result))
+        from lagassign.report.tables import detached
+
+        console.print(detached(summary_table(result)))
+        console.print(detached(rebalances_table(result)))
     if args.plot_dir:
         from lagassign.report.simulation import plot_simulation
 
@@ -469,10 +511,10 @@ def _run_describe(args: argparse.Namespace, console: Console) -> None:
     if args.format == "json":
         print(json.dumps(_describe_json(snapshot, lags, loads)))
         return
-    from lagassign.report.tables import describe_members_table, describe_table
+    from lagassign.report.tables import describe_members_table, describe_table, detached
 
-    console.print(describe_table(group, lags, snapshot.state))
-    console.print(describe_members_table(group, loads))
+    console.print(detached(describe_table(group, lags, snapshot.state)))
+    console.print(detached(describe_members_table(group, loads)))
 
 
 #: how wide tables may grow when stdout is not a terminal: a file or a pipe has no width to
@@ -484,7 +526,9 @@ def _console() -> Console:
     """A terminal's width (at least 120 columns), or no limit short of
     :data:`UNBOUNDED_WIDTH` for a file or a pipe."""
     terminal = Console()
-    return Console(width=max(terminal.width, 120) if terminal.is_terminal else UNBOUNDED_WIDTH)
+    width = max(terminal.width, 120) if terminal.is_terminal else UNBOUNDED_WIDTH
+    # ids, topics and hosts are shown as they are: "[red]" or ":fire:" in an id is no markup
+    return Console(width=width, markup=False, emoji=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

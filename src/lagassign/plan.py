@@ -9,11 +9,11 @@ plans; the consumer-group adapters and the simulator come here for each rebalanc
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, evaluate
-from lagassign.model import Assignment, Group, TopicPartition
+from lagassign.model import Assignment, Group, Member, Topic, TopicPartition
 from lagassign.rates import Capacities, planning_capacities
 from lagassign.strategies import RebalanceProtocol, Strategy, create, names
 from lagassign.strategies.cooperative import Consuming, RebalanceRound, assign_cooperatively
@@ -88,6 +88,25 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
     return GroupPlans(
         group, lags, plans, current_plan(group, lags), planning_capacities(group, lags)
     )
+
+
+def with_members(group: Group, count: int) -> Group:
+    """``group`` with ``count`` members of its own instead of the ones it has: ``member-1`` …
+    ``member-<count>``, each subscribing every topic of the group and owning nothing.
+
+    For planning a group whose consumers are all stopped: Kafka keeps no record of the members
+    an empty group had (``describe_consumer_groups`` lists none, classic or consumer protocol,
+    and committed offsets carry only what a client wrote as their metadata, empty by default),
+    so how many will consume is the user's to say. Every partition keeps its lag and produce
+    rate; consume rates are dropped, for what the old members read (nothing, once stopped) says
+    nothing of what new ones can (:func:`lagassign.rates.capacities` would share it out).
+    """
+    members = tuple(Member(f"member-{i}", frozenset(group.topics)) for i in range(1, count + 1))
+    topics = {
+        name: Topic(name, tuple(replace(p, rate_out=None) for p in topic.partitions))
+        for name, topic in group.topics.items()
+    }
+    return replace(group, topics=topics, members=members)
 
 
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from confluent_kafka.admin import AdminClient
+
 from lagassign.strategies import names
 from tests.kafka.broker import closed_port, commit
 from tests.kafka.test_offsets import (
@@ -262,3 +264,72 @@ def test_plan_live_needs_a_group(kafka_bootstrap: str) -> None:
     out = lagassign("plan", "--bootstrap-server", kafka_bootstrap)
     assert out.returncode == 2
     assert out.stderr == "lagassign: error: --group: required with --bootstrap-server\n"
+
+
+def test_plan_of_a_group_whose_consumers_all_stopped(
+    kafka_bootstrap: str, make_topic: MakeTopic, admin: AdminClient
+) -> None:
+    """Kafka 4.4 keeps no members of an empty group: plan shows the real lag, says there is
+    nothing to plan for, and plans for --members N."""
+    hot = make_topic(HOT)
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(hot, p): 0 for p in range(len(HOT))})
+    with running_group(kafka_bootstrap, group, [hot], 2):
+        pass
+    # the closed consumers have left; wait for the coordinator to say so (no fixed sleep)
+    deadline = time.monotonic() + 60
+    while admin.describe_consumer_groups([group])[group].result().state.name != "EMPTY":
+        assert time.monotonic() < deadline, "the group did not become Empty"
+        time.sleep(0.2)
+
+    described = lagassign(
+        "describe", "--bootstrap-server", kafka_bootstrap, "--group", group, "--format", "json"
+    )
+    live = ("--bootstrap-server", kafka_bootstrap, "--group", group, "--rate-window", "0")
+    nobody = lagassign("plan", *live, "--format", "json")
+    table = lagassign("plan", *live)
+    three = lagassign("plan", *live, "--members", "3", "--format", "json")
+    three_table = lagassign("plan", *live, "--members", "3", "--strategies", "balanced")
+
+    assert described.returncode == 0, described.stderr
+    assert sum(p["lag"] for p in json.loads(described.stdout)["partitions"]) == sum(HOT)
+
+    assert nobody.returncode == 0, nobody.stderr
+    assert json.loads(nobody.stdout) == [
+        {
+            "group": group,
+            "total_lag": sum(HOT),
+            "members": 0,
+            "members_from": "group",
+            "time_aware": False,
+            "plans": [],
+        }
+    ]
+    (warning,) = nobody.stderr.splitlines()
+    assert warning == (
+        f"lagassign: warning: group {group} has no members (its consumers are all stopped, and "
+        "Kafka keeps no record of the members a group had): nothing to plan; --members N plans "
+        "for N members reading its topics"
+    )
+    assert table.returncode == 0, table.stderr
+    assert f"group {group}: 0 members, 6 partitions, total lag {sum(HOT):,}\n" in table.stdout
+    assert "--members N plans for N members" in table.stdout
+
+    assert three.returncode == 0, three.stderr
+    [result] = json.loads(three.stdout)
+    assert (result["total_lag"], result["members"], result["members_from"]) == (
+        sum(HOT),
+        3,
+        "--members",
+    )
+    assert sorted(p["strategy"] for p in result["plans"]) == sorted(names())
+    for plan in result["plans"]:
+        assert set(plan["assignment"]) == {"member-1", "member-2", "member-3"}
+        assigned = sorted(tuple(tp) for tps in plan["assignment"].values() for tp in tps)
+        assert assigned == [(hot, p) for p in range(len(HOT))], plan["strategy"]
+        assert plan["lower_bound"] == max(HOT)
+    assert three_table.returncode == 0, three_table.stderr
+    assert (
+        f"group {group}: 3 members (--members; it has 0 now), 6 partitions, "
+        f"total lag {sum(HOT):,}, lower bound {max(HOT):,}"
+    ) in three_table.stdout

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from rich.console import Group as RichGroup
+from rich.console import RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, Group, TopicPartition
@@ -21,10 +25,26 @@ def _fmt_partitions(assignment: Assignment, member_id: str, limit: int = 12) -> 
     return shown + (f", … (+{len(tps) - limit})" if len(tps) > limit else "")
 
 
-def catch_up_cell(seconds: float | None) -> str:
+def detached(table: Table) -> RenderableType:
+    """``table`` with its title above it and its caption below it as lines of their own, so
+    they wrap at the console's width instead of the table's (a narrow table broke a long
+    group id over lines) and show even when the table has no columns."""
+    lines: list[RenderableType] = []
+    if table.title:
+        lines.append(Text(str(table.title)))
+    if table.columns:
+        bare = copy.copy(table)
+        bare.title = bare.caption = None
+        lines.append(bare)
+    if table.caption:
+        lines.append(Text(str(table.caption)))
+    return RichGroup(*lines)
+
+
+def catch_up_cell(seconds: float | None) -> Text:
     """A catch-up time, red when it is never: a member that falls behind for good."""
     shown = duration(seconds)
-    return f"[bold red]{shown}[/]" if shown == NEVER else shown
+    return Text(shown, style="bold red" if shown == NEVER else "")
 
 
 def catch_up_legend(capacity: Capacities | None, of: str = "a member") -> str:
@@ -73,7 +93,11 @@ def assignment_table(plan: Plan, capacity: Capacities | None = None) -> Table:
     _caption(table, notes)
     table.add_column("assigned")
     for load in plan.metrics.members:
-        member_cells = [labels[load.member_id], str(load.partitions), f"{load.lag:,}"]
+        member_cells: list[str | Text] = [
+            labels[load.member_id],
+            str(load.partitions),
+            f"{load.lag:,}",
+        ]
         if catch_up is not None:
             member_cells.append(catch_up_cell(catch_up.get(load.member_id)))
         table.add_row(*member_cells, _fmt_partitions(plan.assignment, load.member_id))
@@ -93,8 +117,8 @@ def _caption(table: Table, notes: Sequence[str]) -> None:
         table.caption_justify = "left"
 
 
-def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str]:
-    cells = [
+def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str | Text]:
+    cells: list[str | Text] = [
         f"{m.max_member_lag:,}",
         f"{m.mean_member_lag:,.0f}",
         f"{m.imbalance:.3f}",
@@ -104,20 +128,29 @@ def summary_row(m: AssignmentMetrics, catch_up: bool = False) -> list[str]:
     return [*cells, catch_up_cell(m.catch_up_seconds)] if catch_up else cells
 
 
-def plan_summary_table(gp: GroupPlans) -> Table:
-    first = gp.plans[0].metrics if gp.plans else None
-    lower = f"{first.lower_bound:,.0f}" if first else "-"
-    total = f"{first.total_lag:,}" if first else "-"
+def plan_summary_table(
+    gp: GroupPlans, *, members_from: str = "", notes: Sequence[str] = ()
+) -> Table:
+    """Every strategy's metrics, one row each; the title says the group's members
+    (``members_from``: whence they come, when not the group itself), partitions and total lag:
+    the lag of every partition, with members or without. A group without members gets no
+    rows, only ``notes`` saying why."""
+    first = gp.plans[0].metrics if gp.plans and gp.group.members else None
+    lower = f", lower bound {first.lower_bound:,.0f}" if first else ""
     mode = (
         "; balanced planned for catch-up time (produce rates and member capacities)"
         if gp.time_aware
         else ""
     )
+    whence = f" ({members_from})" if members_from else ""
     table = Table(
-        title=f"group {gp.group.id}: {len(gp.group.members)} members, "
-        f"{len(gp.lags)} partitions, total lag {total}, lower bound {lower}{mode}",
+        title=f"group {gp.group.id}: {len(gp.group.members)} members{whence}, "
+        f"{len(gp.lags)} partitions, total lag {sum(gp.lags.values()):,}{lower}{mode}",
         title_justify="left",
     )
+    _caption(table, notes)
+    if not gp.group.members:
+        return table
     for name, justify in [
         ("strategy", "left"),
         ("largest member lag", "right"),
@@ -135,7 +168,7 @@ def plan_summary_table(gp: GroupPlans) -> Table:
         legend = catch_up_legend(
             gp.capacities or capacities(gp.group, gp.lags), of="the slowest member"
         )
-        _caption(table, [legend])
+        _caption(table, [*notes, legend])
     for plan in rows:
         table.add_row(plan.strategy, *summary_row(plan.metrics, catch_up))
     return table
