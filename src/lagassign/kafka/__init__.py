@@ -1,11 +1,13 @@
 """Edges to a live Kafka cluster.
 
 * :mod:`lagassign.kafka.offsets` reads a consumer group's offsets, members and assignment with
-  confluent-kafka's ``AdminClient`` (:class:`~lagassign.kafka.offsets.OffsetsReader`) and turns
-  them into the model (:meth:`~lagassign.kafka.offsets.GroupSnapshot.to_group`).
+  confluent-kafka (an ``AdminClient`` and a ``Consumer`` that never joins a group:
+  :class:`~lagassign.kafka.offsets.OffsetsReader`) and turns them into the model
+  (:meth:`~lagassign.kafka.offsets.GroupSnapshot.to_group`).
   With a window it reads twice and measures produce and consume rates
   (:meth:`~lagassign.kafka.offsets.OffsetsReader.sampled`).
-* :mod:`lagassign.kafka.groups` lists the cluster's consumer groups (the fleet pipeline).
+* :mod:`lagassign.kafka.groups` lists the cluster's consumer groups (the fleet pipeline),
+  through the same reader.
 * :mod:`lagassign.kafka.config` turns a Kafka client properties file (``--command-config``, read
   by :mod:`lagassign.formats.client_properties`) into librdkafka properties.
 * the consumer-group adapters: :mod:`lagassign.kafka.kafka_python` and

@@ -1,4 +1,4 @@
-"""Live offsets and group state from a Kafka cluster, through confluent-kafka's ``AdminClient``.
+"""Live offsets and group state from a Kafka cluster, through confluent-kafka (librdkafka).
 
 This is an edge: it reads what the cluster knows about a consumer group (committed offsets, the
 log start and log end of every partition, replica racks, the members and what they own) and
@@ -6,11 +6,17 @@ hands it to the core as model objects. It computes no lag: :meth:`GroupSnapshot.
 a :class:`~lagassign.model.Group` whose partitions carry :class:`~lagassign.model.Offsets`, and
 :mod:`lagassign.lag_rules` derives lag from them.
 
-Every read has one deadline (``timeout`` seconds from its start). Requests are batched (one
-``describe_topics`` for all topics, one ``list_offsets`` per offset spec for all partitions, one
-``list_consumer_group_offsets`` for the group), independent requests are in flight together, and
-each wait gets what is left of the deadline. Whatever goes wrong becomes one
-:class:`OffsetsError` whose message names the bootstrap servers, the call and the timeout.
+Every read has one deadline (``timeout`` seconds from its start). How it is read is chosen for
+speed at thousands of partitions (docs/kafka.md, "How the offsets are read"): partitions from one
+metadata request; log start and log end through ``Consumer.offsets_for_times`` with Kafka's
+``ListOffsets`` timestamps -2 (earliest) and -1 (latest), in chunks of :data:`CHUNK` partitions on
+a few threads (librdkafka looks up each partition of a list linearly, so one list of 10,000
+costs 100x a chunk); committed offsets through ``list_consumer_group_offsets``, chunked alike;
+no Python future per partition. Independent requests are in flight together and each wait gets
+what is left of the deadline. A cluster that cannot be reached at all (connection refused,
+unknown host) or refuses the client's credentials fails at once, not at the deadline, with
+librdkafka's words for the cause. Whatever goes wrong becomes one :class:`OffsetsError` whose
+message names the bootstrap servers and the call or the cause.
 
 Importing this module does not import confluent-kafka; creating an :class:`OffsetsReader` does.
 """
@@ -20,18 +26,19 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lagassign.java_ordering import java_order
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.rates import measure_rates
 
 if TYPE_CHECKING:
-    from confluent_kafka import KafkaError
+    from confluent_kafka import Consumer, KafkaError
     from confluent_kafka.admin import AdminClient
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,8 @@ log = logging.getLogger(__name__)
 client_log = logging.getLogger("lagassign.kafka.librdkafka")
 
 Future = concurrent.futures.Future
+_T = TypeVar("_T")
+_C = TypeVar("_C")
 
 
 class OffsetsError(Exception):
@@ -175,13 +184,43 @@ _STATE_NAMES = {
 
 _THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
 
+#: partitions per ``offsets_for_times`` call: librdkafka finds each partition of a list by a
+#: linear search, so a call costs the square of its size; 250 keeps that below the round trip
+CHUNK = 250
+#: partitions per ``list_consumer_group_offsets`` call (the same search in the answer)
+COMMITTED_CHUNK = 500
+#: threads sending the ``offsets_for_times`` chunks (each call waits for its own answers)
+THREADS = 4
+#: Kafka's ListOffsets timestamps for the log start and the log end (high watermark)
+EARLIEST, LATEST = -2, -1
+#: seconds between looks at the clients' errors while waiting
+_POLL_S = 0.02
+#: polls that wait for the cause of "every broker is down" (see _check_faults)
+_CAUSE_POLLS = 10
+#: the reader's consumer never joins a group or commits; its group id is needed to create it
+_CONSUMER_GROUP = "lagassign-offsets-reader"
+
 
 class ClientLog:
-    """librdkafka's ``logger``: forwards to :data:`client_log` at DEBUG (so nothing reaches
-    stderr on its own) and keeps the last warning or error for :class:`OffsetsError` messages."""
+    """librdkafka's ``logger`` and ``error_cb``.
+
+    Log lines go to :data:`client_log` at DEBUG (so nothing reaches stderr on its own); the last
+    warning or error is kept for :class:`OffsetsError` messages. ``fault`` is set when waiting
+    any longer is pointless: every broker is down (connections refused, host names that do not
+    resolve), the credentials were refused (SASL) or TLS failed.
+    """
 
     def __init__(self) -> None:
         self.last_problem: str | None = None
+        self._fault: str | None = None
+        self.all_down = False
+
+    @property
+    def fault(self) -> str | None:
+        if self._fault is None and self.all_down:
+            # librdkafka's own text is "1/1 brokers are down": the cause is the broker's error
+            return f"cannot connect: {self.last_problem or 'every broker is down'}"
+        return self._fault
 
     def log(self, level: int, fmt: str, *args: Any) -> None:
         message = fmt % args if args else fmt
@@ -190,12 +229,22 @@ class ClientLog:
             text = _THREAD_PREFIX.sub("", str(args[-1])).replace("\n", " ").strip()
             self.last_problem = text or None
 
+    def error(self, err: KafkaError) -> None:
+        from confluent_kafka import KafkaError
 
-@dataclass(frozen=True, slots=True)
-class _Described:
-    """A topic's partitions, each with its replica racks."""
-
-    partitions: dict[int, frozenset[str]]
+        text = " ".join(err.str().split())
+        client_log.debug("error: %s", text)
+        code = err.code()
+        if code == KafkaError._ALL_BROKERS_DOWN:
+            self.all_down = True
+        elif code == KafkaError._AUTHENTICATION:
+            self._fault = f"authentication failed: {text}"
+        elif code == KafkaError._SSL:
+            self._fault = f"TLS failed: {text}"
+        elif err.fatal():
+            self._fault = text
+        else:
+            self.last_problem = text
 
 
 class OffsetsReader:
@@ -203,30 +252,31 @@ class OffsetsReader:
 
     ``config`` holds librdkafka client properties: ``bootstrap.servers``, ``security.protocol``,
     ``sasl.*``, ``ssl.*`` (see :mod:`lagassign.kafka.config` for Java properties files).
-    ``timeout`` bounds each read (:meth:`offsets`, :meth:`snapshot`) as a whole.
+    ``timeout`` bounds each read (:meth:`offsets`, :meth:`snapshot`) as a whole. The reader holds
+    an ``AdminClient`` and, from the first offsets read, a ``Consumer`` that never joins a group
+    (for ``offsets_for_times`` and metadata); keep one reader for many reads.
     """
+
+    _admin: AdminClient | None
+    _client_log: ClientLog
 
     def __init__(self, config: Mapping[str, str], timeout: float = 10.0) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.timeout = float(timeout)
         self.servers = str(config.get("bootstrap.servers", "")).strip() or "(no bootstrap.servers)"
-        self._client_log = ClientLog()
         try:
-            from confluent_kafka import KafkaException
-            from confluent_kafka.admin import AdminClient
-        except ImportError as e:  # pragma: no cover - confluent-kafka is a dev dependency
+            import confluent_kafka  # noqa: F401
+        except ImportError as e:  # pragma: no cover - confluent-kafka is a core dependency
             raise OffsetsError(
                 f"reading from Kafka needs confluent-kafka (pip install confluent-kafka): {e}"
             ) from None
-        conf: dict[str, str | int | float | bool] = {"client.id": "lagassign"}
-        conf.update(config)
-        try:
-            self._admin: AdminClient | None = AdminClient(conf, logger=self._client_log)
-        except KafkaException as e:
-            raise ClientConfigError(
-                f"Kafka client for {self.servers}: {_kafka_error(e).str()}"
-            ) from None
+        self._properties: dict[str, Any] = {"client.id": "lagassign", **config}
+        self._consumer: Consumer | None = None
+        #: daemon threads still inside a consumer call (the consumer is closed only without)
+        self._busy = 0
+        self._lock = threading.Lock()
+        self._connect()
 
     # -- public ----------------------------------------------------------------------------------
 
@@ -239,8 +289,8 @@ class OffsetsReader:
         wanted = sorted(set(topics), key=java_order)
         if not wanted:
             return {}
-        states = self._partition_states(group, wanted, None, deadline)
-        return {s.tp: s.offsets for s in states}
+        rows = self._partition_rows(group, wanted, None, deadline)
+        return {tp: Offsets(b, e, c) for tp, b, e, c, _ in rows}
 
     def snapshot(self, group: str) -> GroupSnapshot:
         """The group's state and members, and the offsets of every partition of every topic it
@@ -250,22 +300,21 @@ class OffsetsReader:
         deadline = self._start()
         admin = self._client()
         remaining = self._remaining(deadline)
-        described = self._send(
-            "describe_consumer_groups",
-            lambda: admin.describe_consumer_groups([group], request_timeout=remaining),
-        )
-        listed = self._send(
-            "list_consumer_group_offsets",
-            lambda: admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions(group)], request_timeout=remaining
+        calls = {
+            "describe_consumer_groups": self._send(
+                "describe_consumer_groups",
+                lambda: admin.describe_consumer_groups([group], request_timeout=remaining),
             ),
-        )
-        results = self._gather(
-            {"describe_consumer_groups": described, "list_consumer_group_offsets": listed},
-            deadline,
-        )
+            "list_consumer_group_offsets": self._send(
+                "list_consumer_group_offsets",
+                lambda: admin.list_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group)], request_timeout=remaining
+                ),
+            ),
+        }
+        results = self._gather(calls, deadline)
         description = results["describe_consumer_groups"][group]
-        committed = self._committed(group, results["list_consumer_group_offsets"][group])
+        committed = self._committed(group, results["list_consumer_group_offsets"].values())
 
         members = tuple(
             sorted((_live_member(m) for m in description.members), key=lambda m: m.member_id)
@@ -273,23 +322,23 @@ class OffsetsReader:
         state_enum = getattr(description, "state", None)
         state = _STATE_NAMES.get(state_enum.name, state_enum.name) if state_enum else "Unknown"
         topics = {tp.topic for tp in committed} | {t for m in members for t in m.topics}
-        states = self._partition_states(group, sorted(topics, key=java_order), committed, deadline)
+        rows = self._partition_rows(group, sorted(topics, key=java_order), committed, deadline)
 
         owners = {tp: m for m in members for tp in m.assigned}
         partitions = []
-        for s in states:
-            owner = owners.get(s.tp)
+        for tp, b, e, c, racks in rows:
+            owner = owners.get(tp)
             partitions.append(
                 PartitionState(
-                    s.topic,
-                    s.partition,
-                    s.begin,
-                    s.end,
-                    s.committed,
+                    tp.topic,
+                    tp.partition,
+                    b,
+                    e,
+                    c,
                     owner.member_id if owner else None,
                     owner.client_id if owner else None,
                     owner.host if owner else None,
-                    s.racks,
+                    racks,
                 )
             )
         log.debug(
@@ -301,6 +350,35 @@ class OffsetsReader:
             len(topics),
         )
         return GroupSnapshot(group, state, members, tuple(partitions))
+
+    def group_ids(self) -> list[str]:
+        """Ids of the cluster's consumer groups (``list_consumer_groups``), sorted. Brokers
+        that fail to answer while others answer are logged, not fatal."""
+        from confluent_kafka import KafkaError
+
+        deadline = self._start()
+        admin = self._client()
+        remaining = self._remaining(deadline)
+        call = "list_consumer_groups"
+        listed = self._gather(
+            {
+                call: self._send(
+                    call, lambda: {"": admin.list_consumer_groups(request_timeout=remaining)}
+                )
+            },
+            deadline,
+        )[call][""]
+        problems = list(listed.errors or ())
+        if problems and not listed.valid:
+            first = problems[0]
+            if isinstance(first, KafkaError) and first.code() == KafkaError._TIMED_OUT:
+                raise self._timed_out(call)
+            what = first.str() if isinstance(first, KafkaError) else str(first)
+            raise OffsetsError(f"Kafka at {self.servers}: {call} failed: {what}" + self._hint())
+        for problem in problems:
+            what = problem.str() if isinstance(problem, KafkaError) else str(problem)
+            log.warning("listing consumer groups at %s: %s", self.servers, what)
+        return sorted({g.group_id for g in listed.valid or () if g.group_id})
 
     def sampled(
         self,
@@ -338,8 +416,10 @@ class OffsetsReader:
             )
 
     def close(self) -> None:
-        """Releases the client (librdkafka's admin client has no close of its own)."""
+        """Releases the clients (librdkafka's admin client has no close of its own; the
+        consumer is closed unless a call that outlived its read still runs in it)."""
         self._admin = None
+        self._drop_consumer()
 
     def __enter__(self) -> OffsetsReader:
         return self
@@ -354,125 +434,263 @@ class OffsetsReader:
 
     # -- the reads -------------------------------------------------------------------------------
 
-    def _partition_states(
+    def _partition_rows(
         self,
         group: str,
         topics: list[str],
         committed: Mapping[TopicPartition, int] | None,
         deadline: float,
-    ) -> list[PartitionState]:
-        """Offsets and racks of every partition of ``topics``; ``committed`` when already read,
-        else read here with the rest."""
+    ) -> list[tuple[TopicPartition, int, int, int | None, frozenset[str]]]:
+        """(partition, log start, log end, committed offset, racks of its replicas) of every
+        partition of ``topics``; ``committed`` when already read, else read here with the
+        rest."""
         if not topics:
             return []
-        from confluent_kafka import ConsumerGroupTopicPartitions, TopicCollection
-        from confluent_kafka import TopicPartition as KafkaTopicPartition
-        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
-
-        admin = self._client()
-        remaining = self._remaining(deadline)
-        futures = self._send(
-            "describe_topics",
-            lambda: admin.describe_topics(TopicCollection(topics), request_timeout=remaining),
-        )
-        described = self._described(self._gather({"describe_topics": futures}, deadline))
-        tps = [
-            TopicPartition(topic, p)
-            for topic in topics
-            if topic in described
-            for p in sorted(described[topic].partitions)
-        ]
+        replicas, racks = self._metadata(topics, deadline)
+        tps = [(topic, p) for topic in topics if topic in replicas for p in sorted(replicas[topic])]
         if not tps:
             return []
-
-        kafka_tps = [KafkaTopicPartition(tp.topic, tp.partition) for tp in tps]
-        earliest: OffsetSpec = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
-        latest: OffsetSpec = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-        remaining = self._remaining(deadline)
-        calls: dict[str, Mapping[Any, Future[Any]]] = {
-            "list_offsets(earliest)": self._send(
-                "list_offsets(earliest)",
-                lambda: admin.list_offsets(
-                    dict.fromkeys(kafka_tps, earliest), request_timeout=remaining
-                ),
-            ),
-            "list_offsets(latest)": self._send(
-                "list_offsets(latest)",
-                lambda: admin.list_offsets(
-                    dict.fromkeys(kafka_tps, latest), request_timeout=remaining
-                ),
-            ),
-        }
+        calls: dict[str, Mapping[Any, Future[Any]]] = {}
         if committed is None:
-            request = ConsumerGroupTopicPartitions(
-                group, [KafkaTopicPartition(tp.topic, tp.partition) for tp in tps]
-            )
-            calls["list_consumer_group_offsets"] = self._send(
-                "list_consumer_group_offsets",
-                lambda: admin.list_consumer_group_offsets([request], request_timeout=remaining),
-            )
+            calls["list_consumer_group_offsets"] = self._committed_calls(group, tps, deadline)
+        calls["list_offsets"] = self._list_offsets_calls(tps, deadline)
         results = self._gather(calls, deadline)
-        begin = _offsets_by_tp(results["list_offsets(earliest)"])
-        end = _offsets_by_tp(results["list_offsets(latest)"])
         if committed is None:
-            committed = self._committed(group, results["list_consumer_group_offsets"][group])
+            committed = self._committed(group, results["list_consumer_group_offsets"].values())
+        logs: dict[int, dict[tuple[str, int], int]] = {EARLIEST: {}, LATEST: {}}
+        for share in results["list_offsets"].values():
+            for spec, listed in share:
+                found = logs[spec]
+                for ktp in listed:
+                    if ktp.error is not None:
+                        raise self._failed(
+                            f"list_offsets failed for {ktp.topic}-{ktp.partition}", ktp.error
+                        )
+                    found[ktp.topic, ktp.partition] = ktp.offset
 
-        states = []
-        for tp in tps:
-            b, e = begin[tp], end[tp]
+        begin, end = logs[EARLIEST], logs[LATEST]
+        none: frozenset[str] = frozenset()
+        rows = []
+        for topic, p in tps:
+            b, e = begin[topic, p], end[topic, p]
+            tp = TopicPartition(topic, p)
             if b < 0 or e < b:
                 raise OffsetsError(
                     f"Kafka at {self.servers}: list_offsets gave log start {b} and log end {e} "
                     f"for {tp}"
                 )
-            states.append(
-                PartitionState(
-                    tp.topic,
-                    tp.partition,
-                    b,
-                    e,
-                    committed.get(tp),
-                    racks=described[tp.topic].partitions[tp.partition],
-                )
-            )
-        return states
+            on = frozenset(racks[r] for r in replicas[topic][p] if r in racks) if racks else none
+            rows.append((tp, b, e, committed.get(tp), on))
+        return rows
 
-    def _described(self, results: Mapping[str, Mapping[str, Any]]) -> dict[str, _Described]:
-        described: dict[str, _Described] = {}
-        for topic, description in results["describe_topics"].items():
-            if description is None:
+    def _metadata(
+        self, topics: list[str], deadline: float
+    ) -> tuple[dict[str, dict[int, list[int]]], dict[int, str]]:
+        """Replica broker ids of every partition of ``topics`` that exist, and the rack of
+        every broker that has one.
+
+        One metadata request (of the one topic, or of all, which costs less than many single
+        ones), then one of each topic missing from a full listing, to tell a topic that does
+        not exist from one the client may not see. ``describe_cluster`` (the racks) goes
+        through the admin client at the same time, which also tells a cluster that cannot be
+        reached or refuses the credentials at once (:meth:`_check_faults`)."""
+        from confluent_kafka import KafkaError, KafkaException
+
+        consumer = self._consumer_client()
+        call = "metadata"
+
+        def listing(topic: str | None) -> Any:
+            try:
+                return consumer.list_topics(topic, timeout=self._remaining(deadline))
+            except KafkaException as e:
+                if _kafka_error(e).code() != KafkaError._TRANSPORT:
+                    raise
+                # librdkafka's metadata call says "transport failure" when no broker could be
+                # asked within its timeout: a timeout (a refused connection is a fault first)
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT)) from None
+
+        admin = self._client()
+        single = topics[0] if len(topics) == 1 else None
+        remaining = self._remaining(deadline)
+        listed = self._gather(
+            {
+                call: {"": self._in_thread(listing, single)},
+                "describe_cluster": self._send(
+                    "describe_cluster",
+                    lambda: {"": admin.describe_cluster(request_timeout=remaining)},
+                ),
+            },
+            deadline,
+        )
+        found = listed[call][""].topics
+        racks = {n.id: n.rack for n in listed["describe_cluster"][""].nodes if n.rack}
+        missing = [t for t in topics if t not in found]
+        if missing:
+            alone = self._gather(
+                {call: {t: self._in_thread(listing, t) for t in missing}}, deadline
+            )[call]
+            found = {**found, **{t: alone[t].topics.get(t) for t in missing}}
+        replicas: dict[str, dict[int, list[int]]] = {}
+        for topic in topics:
+            meta = found.get(topic)
+            error = getattr(meta, "error", None)
+            unknown = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC)
+            if meta is None or (error is not None and error.code() in unknown):
+                log.warning("topic %s does not exist; left out", topic)
                 continue
-            described[topic] = _Described(
-                {
-                    p.id: frozenset(n.rack for n in p.replicas if n.rack)
-                    for p in description.partitions
-                }
-            )
-        return described
+            if error is not None and not meta.partitions:
+                raise self._failed(f"metadata failed for {topic}", error)
+            replicas[topic] = {p.id: p.replicas for p in meta.partitions.values()}
+        return replicas, racks
 
-    def _committed(self, group: str, listed: Any) -> dict[TopicPartition, int]:
+    def _list_offsets_calls(
+        self, tps: Sequence[tuple[str, int]], deadline: float
+    ) -> dict[int, Future[Any]]:
+        """Log start and log end of ``tps``: ``offsets_for_times`` of :data:`CHUNK` partitions
+        at a time with the timestamps :data:`EARLIEST` and :data:`LATEST`, shared out among
+        :data:`THREADS` threads; each thread's answer is a list of (timestamp, partitions)."""
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        consumer = self._consumer_client()
+        jobs = [
+            (spec, tps[i : i + CHUNK])
+            for i in range(0, len(tps), CHUNK)
+            for spec in (EARLIEST, LATEST)
+        ]
+
+        def work(share: list[tuple[int, Sequence[tuple[str, int]]]]) -> list[tuple[int, Any]]:
+            out = []
+            for spec, chunk in share:
+                request = [KafkaTopicPartition(t, p, spec) for t, p in chunk]
+                out.append((spec, consumer.offsets_for_times(request, self._remaining(deadline))))
+            return out
+
+        threads = min(THREADS, len(jobs))
+        return {i: self._in_thread(work, jobs[i::threads]) for i in range(threads)}
+
+    def _committed_calls(
+        self, group: str, tps: Sequence[tuple[str, int]], deadline: float
+    ) -> dict[int, Future[Any]]:
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        admin = self._client()
+        remaining = self._remaining(deadline)
+
+        def send(start: int) -> Callable[[], Mapping[str, Future[Any]]]:
+            chunk = tps[start : start + COMMITTED_CHUNK]
+            request = ConsumerGroupTopicPartitions(
+                group, [KafkaTopicPartition(t, p) for t, p in chunk]
+            )
+            return lambda: admin.list_consumer_group_offsets([request], request_timeout=remaining)
+
+        return {
+            i: self._send("list_consumer_group_offsets", send(i))[group]
+            for i in range(0, len(tps), COMMITTED_CHUNK)
+        }
+
+    def _committed(self, group: str, listed: Iterable[Any]) -> dict[TopicPartition, int]:
         committed: dict[TopicPartition, int] = {}
-        for ktp in listed.topic_partitions or ():
-            tp = TopicPartition(ktp.topic, ktp.partition)
-            if ktp.error is not None:
-                log.warning("group %s: no committed offset for %s: %s", group, tp, ktp.error.str())
-                continue
-            if ktp.offset >= 0:
-                committed[tp] = ktp.offset
+        for answer in listed:
+            for ktp in answer.topic_partitions or ():
+                tp = TopicPartition(ktp.topic, ktp.partition)
+                if ktp.error is not None:
+                    log.warning(
+                        "group %s: no committed offset for %s: %s", group, tp, ktp.error.str()
+                    )
+                    continue
+                if ktp.offset >= 0:
+                    committed[tp] = ktp.offset
         return committed
 
-    # -- waiting ---------------------------------------------------------------------------------
+    # -- clients and waiting ---------------------------------------------------------------------
+
+    def _create(self, kind: Callable[[dict[str, Any]], _C], config: dict[str, Any]) -> _C:
+        from confluent_kafka import KafkaException
+
+        try:
+            return kind(config)
+        except (KafkaException, ValueError) as e:
+            raise ClientConfigError(
+                f"Kafka client for {self.servers}: {_kafka_error(e).str()}"
+            ) from None
 
     def _client(self) -> AdminClient:
         if self._admin is None:
             raise OffsetsError(f"Kafka at {self.servers}: the reader is closed")
         return self._admin
 
-    def _start(self) -> float:
-        """The deadline of a read starting now; forgets the client's problems of earlier reads."""
+    def _consumer_client(self) -> Consumer:
+        """The reader's consumer, created on first use: it never subscribes, joins or
+        commits; it reads metadata and offsets, and sees the log end as ``kafka-consumer-groups``
+        does (``read_uncommitted``: the high watermark)."""
+        from confluent_kafka import Consumer
+
+        self._client()  # a closed reader says so
+        with self._lock:
+            if self._consumer is None:
+                self._consumer = self._create(
+                    Consumer,
+                    {
+                        **self._properties,
+                        "logger": self._client_log,
+                        "error_cb": self._client_log.error,
+                        "group.id": _CONSUMER_GROUP,
+                        "enable.auto.commit": False,
+                        "isolation.level": "read_uncommitted",
+                    },
+                )
+            return self._consumer
+
+    def _poll(self) -> None:
+        """Hands librdkafka's queued log lines and errors to :class:`ClientLog`: the admin
+        client's, and the consumer's while none of its calls runs (polling it waits for them;
+        the admin client, in flight beside them, sees the same faults)."""
         if self._admin is not None:
             self._admin.poll(0)
-        self._client_log.last_problem = None
+        consumer = self._consumer
+        if consumer is not None and not self._busy:
+            consumer.poll(0)
+
+    def _connect(self) -> None:
+        """New clients (the admin client now, the consumer on first use) and their log."""
+        from confluent_kafka.admin import AdminClient
+
+        self._client_log = ClientLog()
+        self._admin = self._create(
+            AdminClient,
+            {
+                **self._properties,
+                "logger": self._client_log,
+                "error_cb": self._client_log.error,
+            },
+        )
+        self._drop_consumer()
+        #: no read has used these clients yet
+        self._fresh = True
+
+    def _drop_consumer(self) -> None:
+        with self._lock:
+            consumer, self._consumer = self._consumer, None
+            busy = self._busy
+        if consumer is not None and not busy:
+            consumer.close()
+
+    def _start(self) -> float:
+        """The deadline of a read starting now.
+
+        A fault the clients reported (every broker down, credentials refused) stays with
+        them: librdkafka reports it once, when it happens, maybe before the first read (the
+        admin client connects when it is created). So a read after a fault starts on new
+        clients, which report it again if it lasts."""
+        self._client()
+        self._poll()
+        if not self._fresh:
+            if self._client_log.fault is not None:
+                self._connect()
+            else:
+                self._client_log.last_problem = None  # of an earlier read
+        self._fresh = False
         return time.monotonic() + self.timeout
 
     def _send(
@@ -486,6 +704,25 @@ class OffsetsReader:
         except KafkaException as e:
             raise self._failed(f"{call} failed", _kafka_error(e)) from None
 
+    def _in_thread(self, call: Callable[..., _T], *args: Any) -> Future[_T]:
+        """``call(*args)`` in a daemon thread: a consumer call blocks (the GIL released) and a read
+        that fails fast must not wait for it, nor must the interpreter at exit."""
+        future: Future[_T] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:  # handed to the waiting read
+                future.set_exception(exc)
+            finally:
+                with self._lock:
+                    self._busy -= 1
+
+        with self._lock:
+            self._busy += 1
+        threading.Thread(target=run, name="lagassign-offsets", daemon=True).start()
+        return future
+
     def _remaining(self, deadline: float) -> float:
         # librdkafka needs a positive request timeout; a spent deadline fails in _gather
         return max(deadline - time.monotonic(), 0.001)
@@ -493,13 +730,19 @@ class OffsetsReader:
     def _gather(
         self, calls: Mapping[str, Mapping[Any, Future[Any]]], deadline: float
     ) -> dict[str, dict[Any, Any]]:
-        """Waits for every future of every call until ``deadline``; returns the results per
-        call and key. A topic that does not exist gives None (and a warning); any other
-        failure raises :class:`OffsetsError`."""
+        """Waits for every future of every call until ``deadline``, failing at once when the
+        clients report a fault (:class:`ClientLog`); returns the results per call and key. A
+        topic that does not exist gives None (and a warning); any other failure raises
+        :class:`OffsetsError`."""
         from confluent_kafka import KafkaError, KafkaException
 
-        everything = [f for futures in calls.values() for f in futures.values()]
-        _, pending = concurrent.futures.wait(everything, timeout=deadline - time.monotonic())
+        pending = {f for futures in calls.values() for f in futures.values()}
+        while True:
+            self._check_faults()
+            left = deadline - time.monotonic()
+            if not pending or left <= 0:
+                break
+            _, pending = concurrent.futures.wait(pending, timeout=min(left, _POLL_S))
         if pending:
             late = [call for call, fs in calls.items() if any(f in pending for f in fs.values())]
             raise self._timed_out(late[0])
@@ -511,19 +754,30 @@ class OffsetsReader:
                     results[call][key] = future.result(timeout=0)
                 except KafkaException as e:
                     err = _kafka_error(e)
-                    if call == "describe_topics" and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-                        log.warning("topic %s does not exist; left out", key)
-                        results[call][key] = None
-                        continue
                     if err.code() in (KafkaError._TIMED_OUT, KafkaError._TIMED_OUT_QUEUE):
                         raise self._timed_out(call) from None
                     what = f"{call} failed" + (f" for {_key_name(key)}" if key else "")
                     raise self._failed(what, err) from None
         return results
 
+    def _check_faults(self) -> None:
+        """Raises the fault the clients reported, if any. Every broker down: the broker's own
+        error (a refused connection, a name that does not resolve) may be queued just behind,
+        so it is waited for a moment."""
+        self._poll()
+        client_log = self._client_log
+        if client_log.all_down and client_log.last_problem is None:
+            for _ in range(_CAUSE_POLLS):
+                self._poll()
+                if client_log.last_problem is not None:
+                    break
+                time.sleep(_POLL_S)
+        fault = client_log.fault
+        if fault is not None:
+            raise OffsetsError(f"Kafka at {self.servers}: {fault}")
+
     def _hint(self) -> str:
-        assert self._admin is not None
-        self._admin.poll(0)  # hands librdkafka's queued log lines to ClientLog
+        self._poll()
         problem = self._client_log.last_problem
         return f" (last client error: {problem})" if problem else ""
 
@@ -553,10 +807,6 @@ def _key_name(key: Any) -> str:
     if topic is not None and partition is not None:
         return f"{topic}-{partition}"
     return str(key)
-
-
-def _offsets_by_tp(results: Mapping[Any, Any]) -> dict[TopicPartition, int]:
-    return {TopicPartition(k.topic, k.partition): int(v.offset) for k, v in results.items()}
 
 
 def _live_member(m: Any) -> LiveMember:
