@@ -371,3 +371,16 @@ def test_mapped_config_is_accepted_by_librdkafka(tmp_path: Path) -> None:
     )
     config = merge(load_client_config(path), "127.0.0.1:9")
     OffsetsReader(config, timeout=1).close()
+
+
+def test_lines_end_where_java_ends_them() -> None:
+    """Java's Properties.load ends lines at \\r, \\n and \\r\\n only: a form feed, U+0085 or
+    U+2028 stays inside the value (str.splitlines split there, and the rest of the value
+    became a property of its own)."""
+    text = "a=x\u2028y\x85z\nb=1\x0c2\r\nc=3\rd=4\n"
+    assert [(p.key, p.value, p.line) for p in parse_properties(text, "f")] == [
+        ("a", "x\u2028y\x85z", 1),
+        ("b", "1\x0c2", 2),
+        ("c", "3", 3),
+        ("d", "4", 4),
+    ]

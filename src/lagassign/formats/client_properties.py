@@ -9,6 +9,7 @@ raises :class:`~lagassign.formats.errors.InputError` naming ``file:line``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,10 +31,15 @@ class Property:
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
+#: line ends as Java's Properties.load knows them (str.splitlines would also split at form
+#: feeds, U+0085 and U+2028, which Java keeps inside a line)
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """Joins continued lines: (first line number, logical line), comments and blanks dropped."""
     out: list[tuple[int, str]] = []
-    lines = text.splitlines()
+    lines = _LINE_END.split(text)
     i = 0
     while i < len(lines):
         start = i + 1
