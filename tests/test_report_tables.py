@@ -3,6 +3,7 @@ legend, the same strategy colours as the fleet report."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -258,3 +259,55 @@ def test_a_long_group_id_is_never_broken_over_lines(tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"group {name}: 1 members, 1 partitions, total lag 5, lower bound 5\n" in out.stdout
     assert f"group {name}: partitions / lag per member\n" in out.stdout
+
+
+def rendered(table) -> str:
+    from rich.console import Console
+
+    from lagassign.report.tables import detached
+
+    console = Console(width=1000, markup=False, file=io.StringIO())
+    console.print(detached(table))
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_describe_tables_explain_their_dashes():
+    from lagassign.lag_rules import group_lags
+    from lagassign.model import Group, Member, Offsets, Partition, Topic
+    from lagassign.report.tables import describe_members_table, describe_table
+
+    topic = Topic("t", (
+        Partition("t", 0, offsets=Offsets(0, 50, 10)),
+        Partition("t", 1, offsets=Offsets(0, 70, None)),
+    ))  # fmt: skip
+    owned = Group.of(
+        [topic], [Member("m", frozenset({"t"}), owned=(topic.partitions[0].tp,))],
+        id="g", auto_offset_reset="earliest",
+    )  # fmt: skip
+    text = rendered(describe_table(owned, group_lags(owned), "Stable"))
+    assert "current offset -: the group has committed none, so the lag follows " \
+        "auto.offset.reset earliest" in text
+    assert "member, host, client id -: no member owns the partition" in text
+    lines = rendered(describe_members_table(Group.of([topic], [], id="g"), ())).splitlines()
+    assert (lines[0], lines[-1]) == ("group g: members", "none now")
+
+
+def test_assign_of_a_group_without_members_says_so_and_long_lists_say_how_many_more(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({
+        "group": "g",
+        "topics": {"t": {"partitions": [{"partition": p, "lag": p} for p in range(20)]}},
+        "members": [],
+    }))  # fmt: skip
+    out = lagassign("assign", "--strategy", "lag", "--input", str(path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "group g: 0 members, 20 partitions, total lag 190",
+        "group g has no members (the input lists none): nothing to assign; plan --members N "
+        "plans for N members reading its topics",
+    ]
+    data = json.loads(path.read_text())
+    data["members"] = [{"id": "solo", "topics": ["t"]}]
+    path.write_text(json.dumps(data))
+    out = lagassign("assign", "--strategy", "range", "--input", str(path))
+    assert "t-0, t-1, t-2, t-3, t-4, t-5, t-6, t-7, t-8, t-9, t-10, t-11 and 8 more" in out.stdout

@@ -352,10 +352,15 @@ def _run_assign(args: argparse.Namespace, console: Console) -> None:
     gp = plan_group(groups[0], [args.strategy])
     _warn_falling_behind(gp)
     if args.format == "json":
+        if not gp.group.members:
+            print(f"lagassign: warning: {_no_members(args, gp.group)}", file=sys.stderr)
         print(json.dumps(_assign_json(gp)))
         return
     from lagassign.report.tables import assignment_table, detached, plan_summary_table
 
+    if not gp.group.members:
+        console.print(detached(plan_summary_table(gp, notes=[_no_members(args, gp.group)])))
+        return
     console.print(detached(assignment_table(gp.plans[0], gp.capacities)))
     console.print(detached(plan_summary_table(gp)))
 
@@ -412,8 +417,10 @@ def _no_members(args: argparse.Namespace, group: Group) -> str:
         if getattr(args, "bootstrap_server", None)
         else "the input lists none"
     )
+    planning = args.command == "plan"
+    verb, flag = ("plan", "--members N") if planning else ("assign", "plan --members N")
     return (
-        f"group {group.id} has no members ({why}): nothing to plan; --members N plans for N "
+        f"group {group.id} has no members ({why}): nothing to {verb}; {flag} plans for N "
         "members reading its topics"
     )
 

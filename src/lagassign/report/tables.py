@@ -22,7 +22,7 @@ from lagassign.report.text import NEVER, UNKNOWN, duration
 def _fmt_partitions(assignment: Assignment, member_id: str, limit: int = 12) -> str:
     tps = assignment[member_id]
     shown = ", ".join(str(tp) for tp in tps[:limit])
-    return shown + (f", … (+{len(tps) - limit})" if len(tps) > limit else "")
+    return shown + (f" and {len(tps) - limit} more" if len(tps) > limit else "")
 
 
 def detached(table: Table) -> RenderableType:
@@ -214,7 +214,20 @@ def describe_table(group: Group, lags: Mapping[TopicPartition, int], state: str)
     _member_column(table, labels)
     table.add_column("host")
     table.add_column("client id")
-    _caption(table, [labels.note])
+    uncommitted = any(p.offsets is None or p.offsets.committed is None for p in partitions)
+    _caption(
+        table,
+        [
+            labels.note,
+            f"current offset -: the group has committed none, so the lag follows "
+            f"auto.offset.reset {group.auto_offset_reset}"
+            if uncommitted
+            else "",
+            "member, host, client id -: no member owns the partition"
+            if len(owners) < len(partitions)
+            else "",
+        ],
+    )
     for p in partitions:
         owner = members.get(owners.get(p.tp, ""))
         committed = p.offsets.committed if p.offsets else None
@@ -237,7 +250,7 @@ def describe_members_table(group: Group, loads: Sequence[MemberLoad]) -> Table:
     table = Table(title=f"group {group.id}: members", title_justify="left")
     labels = member_labels(load.member_id for load in loads)
     _member_column(table, labels)
-    _caption(table, [labels.note])
+    _caption(table, [labels.note, "" if loads else "none now"])
     table.add_column("host")
     table.add_column("client id")
     table.add_column("partitions", justify="right")
