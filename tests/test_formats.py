@@ -570,3 +570,22 @@ def test_snapshot_rows_of_a_group_are_limited(monkeypatch):
     assert len(list(snapshot_rows.build_group(rows[:2]).partitions())) == 2
     with pytest.raises(InputError, match=r"^f\.csv:4: group 'g' has more than the 2 partitions"):
         snapshot_rows.build_group(rows)
+
+
+def test_a_scenario_longer_than_the_limit_names_the_horizon(tmp_path):
+    """2,000,000 steps (the simulator's MAX_STEPS) over 1,000 partitions would simulate for
+    hours; the scenario reader says so before any step."""
+    from lagassign.formats.scenario import load_scenario
+
+    group = {"topics": {"t": {"partitions": 1000}}, "members": [{"id": "m", "topics": ["t"]}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"group": group, "horizon": 2_000_000, "dt": 1}))
+    with pytest.raises(InputError) as e:
+        load_scenario(path)
+    assert str(e.value) == (
+        f"{path}: horizon: horizon ÷ dt × partitions is 2,000,000,000 partition-steps, more "
+        "than the 100,000,000 lagassign simulates (formats/limits.py): a larger dt or a "
+        "shorter horizon"
+    )
+    path.write_text(json.dumps({"group": group, "horizon": 100_000, "dt": 1}))
+    assert load_scenario(path).steps == 100_000

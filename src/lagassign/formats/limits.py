@@ -6,18 +6,20 @@ mistaken or hostile file (``"partitions": 1000000000``, a lag of 400 digits, a t
 a newline) is one line naming its place, exit status 2, instead of a hang, a traceback or an
 error message that input text could forge.
 
-======================  ==================  ================================================
-limit                   value               why
-======================  ==================  ================================================
-``MAX_OFFSET``          2^63 − 1            Kafka's offsets are int64; so are lags
-``MAX_PARTITION``       2^31 − 1            partition numbers are int32
-``MAX_GENERATION``      2^31 − 1            generation ids are int32
-``MAX_PARTITIONS``      1,000,000           partitions of one group (a count or rows)
-``MAX_RATE``            10^15               messages per second: rates, capacities
-``MAX_TEXT_BYTES``      32,767              Kafka's protocol strings (int16 length), UTF-8
-``MAX_INT_DIGITS``      20                  digits of a JSON integer (2^64 has 20)
-``MAX_DEPTH``           32                  JSON nesting (the group file needs 6)
-======================  ==================  ================================================
+=======================  ===========  ==================================================
+limit                    value        why
+=======================  ===========  ==================================================
+``MAX_OFFSET``           2^63 − 1     Kafka's offsets are int64; so are lags
+``MAX_PARTITION``        2^31 − 1     partition numbers are int32
+``MAX_GENERATION``       2^31 − 1     generation ids are int32
+``MAX_PARTITIONS``       1,000,000    partitions of one group (a count or rows)
+``MAX_RATE``             10^15        messages per second: rates, capacities
+``MAX_TEXT_BYTES``       32,767       Kafka's protocol strings (int16 length), UTF-8
+``MAX_INT_DIGITS``       20           digits of a JSON integer (2^64 has 20)
+``MAX_DEPTH``            32           JSON nesting (the group file needs 6)
+``MAX_PARTITION_STEPS``  10^8         a scenario's steps × partitions (a few minutes of
+                                      simulation per strategy on 2 cores)
+=======================  ===========  ==================================================
 
 A name, id or any other string must be valid Unicode without control characters (a lone
 surrogate cannot be printed; a newline would split an error line in two).
@@ -37,6 +39,7 @@ MAX_RATE = 1e15
 MAX_TEXT_BYTES = 32_767
 MAX_INT_DIGITS = 20
 MAX_DEPTH = 32
+MAX_PARTITION_STEPS = 100_000_000
 
 #: control characters (C0, DEL, C1), line and paragraph separators, lone surrogates
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")

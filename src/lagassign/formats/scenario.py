@@ -20,7 +20,7 @@ from typing import Any
 
 from lagassign.formats.group_file import GroupReader, load_group
 from lagassign.formats.json_reader import load_json
-from lagassign.formats.limits import MAX_RATE
+from lagassign.formats.limits import MAX_PARTITION_STEPS, MAX_RATE
 from lagassign.model import Group, Member, ModelError, TopicPartition
 from lagassign.simulate.scenario import (
     DEFAULT_DRAIN_THRESHOLD,
@@ -115,7 +115,7 @@ class _ScenarioReader(GroupReader):
                 with self.at(i):
                     events.append(self.event(spec, group, member_throughput))
         try:
-            return Scenario(
+            scenario = Scenario(
                 group=group,
                 throughput=throughput,
                 member_throughput=member_throughput,
@@ -129,6 +129,15 @@ class _ScenarioReader(GroupReader):
             )
         except ModelError as e:
             raise self.fail(e.message, e.where) from None
+        work = scenario.steps * len(scenario.partitions())
+        if work > MAX_PARTITION_STEPS:
+            with self.at("horizon"):
+                raise self.fail(
+                    f"horizon ÷ dt × partitions is {work:,} partition-steps, more than the "
+                    f"{MAX_PARTITION_STEPS:,} lagassign simulates (formats/limits.py): a larger "
+                    "dt or a shorter horizon"
+                )
+        return scenario
 
     def rates(self, spec: Any, group: Group) -> dict[TopicPartition, float]:
         rates: dict[TopicPartition, float] = {}
