@@ -589,3 +589,16 @@ def test_a_scenario_longer_than_the_limit_names_the_horizon(tmp_path):
     )
     path.write_text(json.dumps({"group": group, "horizon": 100_000, "dt": 1}))
     assert load_scenario(path).steps == 100_000
+
+
+def test_a_group_files_auto_offset_reset_is_one_kafka_knows():
+    """A misspelt policy counted every log whole, as "earliest" does, without a word; the
+    snapshot files rejected it already, now the group file (and a scenario's group) too."""
+    for known in ("latest", "Earliest", "none", "by_duration:PT1H"):
+        assert parse_group({**_group_with(), "auto_offset_reset": known}).auto_offset_reset == known
+    with pytest.raises(InputError) as e:
+        parse_group({**_group_with(), "auto_offset_reset": "lastest"}, source="f.json")
+    assert str(e.value) == (
+        'f.json: auto_offset_reset: expected latest, earliest, none or by_duration:<duration>, '
+        'got "lastest"'
+    )

@@ -14,6 +14,15 @@ from __future__ import annotations
 from lagassign.model import Group, Partition, TopicPartition
 
 DEFAULT_AUTO_OFFSET_RESET = "latest"
+#: what ``auto.offset.reset`` may say (any case): Kafka's values, and "by_duration:<duration>"
+#: (KIP-1106, counted as the whole log here)
+AUTO_OFFSET_RESETS = "latest, earliest, none or by_duration:<duration>"
+
+
+def known_reset(auto_offset_reset: str) -> bool:
+    """Whether ``auto_offset_reset`` is one of :data:`AUTO_OFFSET_RESETS`."""
+    low = auto_offset_reset.lower()
+    return low in ("latest", "earliest", "none") or low.startswith("by_duration:")
 
 
 def resets_to_latest(auto_offset_reset: str) -> bool:

@@ -34,7 +34,7 @@ from lagassign.formats.limits import (
     MAX_RATE,
     shown,
 )
-from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET
+from lagassign.lag_rules import AUTO_OFFSET_RESETS, DEFAULT_AUTO_OFFSET_RESET, known_reset
 from lagassign.model import Group, Member, ModelError, Offsets, Partition, Topic, TopicPartition
 
 _GROUP_KEYS = {"group", "auto_offset_reset", "topics", "members"}
@@ -73,6 +73,9 @@ class GroupReader(JsonReader):
         self.keys(obj, _GROUP_KEYS, {"topics", "members"})
         group_id = self.optional(obj, "group", str, "a string") or Path(self.source).stem
         reset = self.optional(obj, "auto_offset_reset", str, "a string")
+        if reset is not None and not known_reset(reset):
+            with self.at("auto_offset_reset"):
+                raise self.fail(f"expected {AUTO_OFFSET_RESETS}, got {shown(reset)}")
         with self.at("topics"):
             topics_obj = self.expect(obj["topics"], dict, "an object of topics")
             topics = {}

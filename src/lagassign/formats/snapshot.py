@@ -46,6 +46,7 @@ from lagassign.formats.limits import (
     too_large,
 )
 from lagassign.formats.snapshot_rows import ROW_SCHEMA, format_of, group_rows, place, rows_batch
+from lagassign.lag_rules import AUTO_OFFSET_RESETS, known_reset
 
 #: rows per Arrow batch a reader yields
 BATCH_ROWS = 50_000
@@ -65,7 +66,6 @@ OPTIONAL = (
 )
 COLUMNS = REQUIRED + NULLABLE + OPTIONAL
 
-_RESETS = ("latest", "earliest", "none")
 _LIST_SEPARATORS = re.compile(r"[\s,;]+")
 
 
@@ -167,12 +167,8 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
         _check_text(value)
         if kind == "name" and not value:
             raise _Bad("must not be empty")
-        if kind == "reset":
-            low = value.lower()
-            if low not in _RESETS and not low.startswith("by_duration:"):
-                raise _Bad(
-                    f"expected latest, earliest, none or by_duration:<duration>, got {value!r}"
-                )
+        if kind == "reset" and not known_reset(value):
+            raise _Bad(f"expected {AUTO_OFFSET_RESETS}, got {_shown(value)}")
         return value
     if kind in ("int", "partition"):
         number = _integer(value, text)
