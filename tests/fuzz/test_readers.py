@@ -37,7 +37,7 @@ from tests.fuzz.corpus import COUNTS, PROPERTIES_LINES, Case, corpus, write
 
 CASES = corpus()
 #: every CLI_EVERY-th input of a reader the command line reads goes through lagassign.cli.main
-CLI_EVERY = 10
+CLI_EVERY = 5
 
 
 def _printable(group: Group) -> None:
@@ -207,7 +207,7 @@ def test_a_sample_through_the_command_line_is_exit_0_or_one_line_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The properties are left out: a valid file would make the command connect."""
-    assert len(CLI_CASES) >= 150
+    assert len(CLI_CASES) >= 300
     for case in CLI_CASES:
         path = write(case, tmp_path)
         status = main(_command(case, path))
