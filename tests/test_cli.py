@@ -171,6 +171,8 @@ def test_unwritable_plot_is_exit_2():
          "argument --bootstrap-server: empty"),
         (["plan", "--bootstrap-server", "127.0.0.1:x", "--group", "g"],
          "argument --bootstrap-server: not HOST:PORT (port 1-65535): '127.0.0.1:x'"),
+        (["plan", "--sample", "--members", "0"], "argument --members: must be at least 1, got 0"),
+        (["plan", "--sample", "--members", "1000001"], "argument --members: at most 1,000,000"),
     ],
 )
 def test_bad_flags_name_the_flag_in_one_line(args, message):

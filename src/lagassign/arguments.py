@@ -13,6 +13,7 @@ import argparse
 import math
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.limits import MAX_PARTITIONS
 from lagassign.strategies import UnknownStrategy, names
 
 #: the default of ``--timeout``, wherever the cluster is read live
@@ -83,6 +84,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def member_count(text: str) -> int:
+    """``--members N``: at least 1 and at most :data:`~lagassign.formats.limits.MAX_PARTITIONS`,
+    the most partitions a group may have (members beyond its partitions own nothing)."""
+    value = positive_int(text)
+    if value > MAX_PARTITIONS:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_PARTITIONS:,} (the most partitions a group may have), got {text}"
+        )
     return value
 
 

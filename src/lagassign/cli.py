@@ -20,7 +20,7 @@ from lagassign.arguments import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
     bootstrap_servers,
-    positive_int,
+    member_count,
     seconds_or_zero,
     strategy_list,
     strategy_name,
@@ -222,7 +222,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     plan.add_argument(
         "--members",
-        type=positive_int,
+        type=member_count,
         metavar="N",
         help="plan for N members (member-1 … member-N) reading every topic of the group instead "
         "of the members it has: for a group whose consumers are all stopped, which has none",
