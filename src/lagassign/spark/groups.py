@@ -18,10 +18,14 @@ from typing import Any
 import pyarrow as pa
 
 from lagassign.formats.errors import InputError
-from lagassign.formats.snapshot_rows import Row, build_group
-from lagassign.model import TopicPartition
+from lagassign.formats.snapshot_rows import Row, build_group, place
+from lagassign.lag_rules import group_lags
+from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
 from lagassign.spark.schema import RESULT_SCHEMA
+
+#: the largest lag the tables hold (their lag columns are 64-bit integers)
+MAX_TABLE_LAG = 2**63 - 1
 
 
 class Results:
@@ -102,6 +106,27 @@ class Results:
         )
 
 
+def check_total_lag(group: Group, rows: Sequence[Row]) -> None:
+    """The group's lag adds up to a 64-bit integer, as the tables hold it; else an
+    :class:`InputError` at the row where the sum passes 2^63 − 1 (offsets near that limit are
+    each valid, but no real group has that much lag)."""
+    # a partition's lag is at most its end offset: most groups are cleared without their lags
+    if sum(row.get("end") or 0 for row in rows) <= MAX_TABLE_LAG:
+        return
+    lags = group_lags(group)
+    total = 0
+    for row in sorted(rows, key=lambda r: (str(r.get("source") or ""), r.get("row") or 0)):
+        topic, number = row.get("topic"), row.get("partition")
+        if topic is None or number is None:
+            continue
+        total += lags[TopicPartition(topic, number)]
+        if total > MAX_TABLE_LAG:
+            raise InputError(
+                place(str(row.get("source") or group.id), row.get("row")),
+                f"end: the lag of group {group.id!r} adds up to more than 2^63 − 1 here",
+            )
+
+
 def plan_rows(
     rows: Sequence[Row], strategies: Sequence[str], into: Results | None = None
 ) -> Results:
@@ -111,6 +136,7 @@ def plan_rows(
     results = Results() if into is None else into
     try:
         group = build_group(rows)
+        check_total_lag(group, rows)
     except InputError as e:
         results.add("error", group=rows[0].get("group"), source=e.place, error=e.message)
         return results

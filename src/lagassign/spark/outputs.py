@@ -57,7 +57,10 @@ def staging(out: Path) -> Iterator[Path]:
         raise InputError("--out", f"cannot create {out.parent}: {e.strerror or e}") from None
     tag = uuid.uuid4().hex[:8]
     tmp = out.parent / f".{out.name}.tmp-{tag}"
-    tmp.mkdir()
+    try:
+        tmp.mkdir()
+    except OSError as e:  # a folder this user may not write in, a read-only file system
+        raise InputError("--out", f"cannot write in {out.parent}: {e.strerror or e}") from None
     try:
         yield tmp
     except BaseException:

@@ -29,11 +29,12 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -141,9 +142,58 @@ def start_session(options: PipelineOptions) -> SparkSession:
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
-        return builder.getOrCreate()
+        with _jvm_stderr_filtered():
+            return builder.getOrCreate()
     except Exception as e:  # no Java, a bad master URL, a port in use
         raise PipelineError(f"cannot start Spark: {_one_line(e)}") from None
+
+
+#: lines the JVM writes on start-up to stderr itself, whatever log4j says: Java's warning for
+#: the incubator module Spark adds to every JVM it starts, and Spark's shell notes on log
+#: levels (PySpark's driver counts as a shell)
+JVM_NOISE = (
+    "WARNING: Using incubator modules:",
+    "Setting default log level to ",
+    "To adjust logging level use sc.setLogLevel(",
+    "Setting Spark log level to ",
+)
+
+
+@contextmanager
+def _jvm_stderr_filtered() -> Iterator[None]:
+    """Starts the JVM (in the block) with its stderr through a filter that drops
+    :data:`JVM_NOISE` and passes every other line on, for as long as the process lives.
+
+    The JVM inherits file descriptor 2 when PySpark starts it; for that moment, fd 2 is a pipe
+    read by a thread of this process. Under spark-submit, or with a JVM already running, there
+    is nothing to start and nothing is changed.
+    """
+    from pyspark import SparkContext
+
+    if _under_spark_submit() or SparkContext._gateway is not None:
+        yield
+        return
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    stderr = os.dup(2)
+    threading.Thread(
+        target=_relay, args=(read_end, stderr), daemon=True, name="lagassign-jvm-stderr"
+    ).start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(stderr, 2)
+
+
+def _relay(read_end: int, stderr: int) -> None:
+    with os.fdopen(read_end, "rb") as lines:
+        for line in lines:
+            if not line.decode("utf-8", "replace").startswith(JVM_NOISE):
+                with contextlib.suppress(OSError):
+                    os.write(stderr, line)
 
 
 def _one_line(e: BaseException) -> str:
@@ -228,11 +278,26 @@ class _Clock:
 
     spark: SparkSession | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    #: the step under way and when it began
+    current: tuple[str, float] | None = None
+
+    def total(self) -> float:
+        """Seconds since the run began, Spark's start included."""
+        return time.monotonic() - self.started
+
+    def so_far(self) -> dict[str, float]:
+        """Each step's seconds, the one under way until now."""
+        steps = dict(self.seconds)
+        if self.current is not None:
+            steps[self.current[0]] = time.monotonic() - self.current[1]
+        return steps
 
     @contextmanager
     def step(self, name: str, message: str) -> Iterator[None]:
         log.info("%s ...", message)
         start = time.monotonic()
+        self.current = (name, start)
         done = threading.Event()
         watcher = None
         if self.spark is not None and log.isEnabledFor(logging.INFO):
@@ -244,6 +309,7 @@ class _Clock:
             yield
         finally:
             done.set()
+            self.current = None
             if watcher is not None:
                 watcher.join(timeout=1)
         self.seconds[name] = round(time.monotonic() - start, 3)
@@ -254,106 +320,78 @@ class _Clock:
         if self.spark.conf.get("spark.ui.showConsoleProgress", "false") == "true":
             return
         tracker = self.spark.sparkContext.statusTracker()
+        progress = Progress()
         while not done.wait(PROGRESS_EVERY_S):
             try:
                 stages = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
             except Exception:  # the session is stopping
                 return
-            tasks = [(s.numCompletedTasks, s.numTasks) for s in stages if s is not None]
-            if tasks:
-                finished, total = (sum(x) for x in zip(*tasks, strict=True))
-                log.info("%s: %d of %d tasks done", message, finished, total)
+            counts = [(s.stageId, s.numCompletedTasks, s.numTasks) for s in stages if s is not None]
+            for line in progress.lines(counts):
+                log.info("%s: %s", message, line)
+
+
+class Progress:
+    """Progress lines for logs and pipes: one line per stage and count, a stage's count only
+    growing. (Summing the active stages' counts went backwards whenever a stage ended and the
+    next began, and repeated itself while a task ran.)"""
+
+    def __init__(self) -> None:
+        self.said: dict[int, int] = {}
+
+    def lines(self, stages: Iterable[tuple[int, int, int]]) -> list[str]:
+        """The lines to log for these (stage id, tasks done, tasks) counts: those of stages
+        whose count has grown since their last line."""
+        out = []
+        for stage, done, total in sorted(stages):
+            if done <= self.said.get(stage, -1):
+                continue
+            self.said[stage] = done
+            out.append(f"stage {stage}: {done} of {total} tasks done")
+        return out
 
 
 def run(options: PipelineOptions, spark: SparkSession | None = None) -> PipelineResult:
     """Runs the pipeline; on a given session, or on one it starts (and stops) itself.
 
-    Raises :class:`InputError` for bad input (naming the file, row and column),
-    :class:`OffsetsError` when a live cluster cannot be read and :class:`PipelineError` when
-    Spark fails. Nothing is written to ``options.out`` unless the whole run succeeds.
+    Raises :class:`InputError` for bad input (naming the file, row and column) and for an
+    ``--out`` that cannot be written, :class:`OffsetsError` when a live cluster cannot be read
+    and :class:`PipelineError` when Spark fails. Nothing is written to ``options.out`` unless
+    the whole run succeeds; a run stopped by an exception of any kind (KeyboardInterrupt
+    included) removes its staging folder.
     """
     strategies = options.strategy_names()
     check_out(options.out)  # before starting Spark: a wrong --out is a quick error
     own = spark is None
     clock = _Clock()
-    if spark is None:
-        with clock.step("start", "starting Spark"):
-            spark = start_session(options)
-    clock.spark = spark
-    sc = spark.sparkContext
-    log.info("Spark %s, master %s, %d cores", spark.version, sc.master, sc.defaultParallelism)
-    partitions = options.partitions or 4 * sc.defaultParallelism
     cached: list[DataFrame] = []
     try:
-        with (
-            staging(options.out) as folder,
-            _sql_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}),
-        ):
-            with clock.step("read", "reading the input"):
-                rows = read_inputs(spark, options).persist(StorageLevel.MEMORY_AND_DISK)
-                cached.append(rows)
-                sources.first_error(rows)
-                if rows.isEmpty():
-                    raise InputError(
-                        "input",
-                        "no rows" + (" of a group --groups matches" if options.groups else ""),
-                    )
-            message = f"planning every group with {len(strategies)} strategies"
-            with clock.step("plan", message):
-                sc.setJobDescription(message)
-                results = plan_groups(rows.filter(F.col("error").isNull()), strategies)
-                results = results.persist(StorageLevel.MEMORY_AND_DISK)
-                cached.append(results)
-                first_result_error(results)
-                counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
-            with clock.step("write", "writing the tables"):
-                written = {}
-                for name in TABLES:
-                    sc.setJobDescription(f"writing {name}")
-                    table(results, name).write.parquet(str(folder / name))
-                    written[name] = counts.get(TABLES[name][0], 0)
-            totals = (
-                table(results, "groups")
-                .filter(F.col("strategy") == strategies[0])
-                .agg(F.count("*"), F.sum("partitions"), F.sum("total_lag"))
-                .collect()[0]
-            )
-            groups, total_partitions = int(totals[0]), int(counts.get("partition", 0))
-            report_path = None
-            if options.report:
-                with clock.step("report", "writing the report"):
-                    report_path = _report(results, folder, options, strategies, spark, clock)
-            write_summary(
-                folder,
-                {
-                    "version": __version__,
-                    "created": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "input": sources.chosen(options).described(options),
-                    "groups": groups,
-                    "partitions": total_partitions,
-                    "strategies": strategies,
-                    "tables": written,
-                    "spark": {"version": spark.version, "master": sc.master},
-                    "seconds": clock.seconds,
-                },
-            )
+        # the staging folder before Spark: an --out that cannot be written is a quick error
+        with staging(options.out) as folder:
+            if spark is None:
+                with clock.step("start", "starting Spark"):
+                    spark = start_session(options)
+            done = _job(spark, options, strategies, folder, clock, cached)
         out = options.out.expanduser().absolute()
         result = PipelineResult(
             out=out,
-            groups=groups,
-            partitions=total_partitions,
-            total_lag=int(totals[2] or 0),
+            groups=done.groups,
+            partitions=done.partitions,
+            total_lag=done.total_lag,
             strategies=strategies,
-            tables=written,
-            report=out / report_path.name if report_path else None,
+            tables=done.tables,
+            report=out / done.report.name if done.report else None,
             seconds=clock.seconds,
         )
-        log.info("%d groups, %d partitions: written to %s", groups, total_partitions, out)
+        log.info("%d groups, %d partitions: written to %s", done.groups, done.partitions, out)
         return result
     except (InputError, OffsetsError, PipelineError, ModelError):
         raise
     except PySparkException as e:
         raise PipelineError(f"Spark failed: {_one_line(e)}") from None
+    except OSError as e:  # the disk is full, a folder was removed under the run
+        where = f" {e.filename}" if e.filename else ""
+        raise PipelineError(f"cannot write{where}: {e.strerror or e}") from None
     except Exception as e:
         if type(e).__module__.startswith(("py4j", "pyspark")):
             raise PipelineError(f"Spark failed: {_one_line(e)}") from None
@@ -362,8 +400,83 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
         for frame in cached:
             with contextlib.suppress(Exception):  # the session may be gone already
                 frame.unpersist()
-        if own:
+        if own and spark is not None:
             spark.stop()
+
+
+@dataclass
+class _Done:
+    groups: int
+    partitions: int
+    total_lag: int
+    tables: dict[str, int]
+    report: Path | None
+
+
+def _job(
+    spark: SparkSession,
+    options: PipelineOptions,
+    strategies: list[str],
+    folder: Path,
+    clock: _Clock,
+    cached: list[DataFrame],
+) -> _Done:
+    """Read, plan, write into ``folder``: everything but the staging folder and the session."""
+    clock.spark = spark
+    sc = spark.sparkContext
+    log.info("Spark %s, master %s, %d cores", spark.version, sc.master, sc.defaultParallelism)
+    partitions = options.partitions or 4 * sc.defaultParallelism
+    with _sql_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
+        with clock.step("read", "reading the input"):
+            rows = read_inputs(spark, options).persist(StorageLevel.MEMORY_AND_DISK)
+            cached.append(rows)
+            sources.first_error(rows)
+            if rows.isEmpty():
+                raise InputError(
+                    "input",
+                    "no rows" + (" of a group --groups matches" if options.groups else ""),
+                )
+        message = f"planning every group with {len(strategies)} strategies"
+        with clock.step("plan", message):
+            sc.setJobDescription(message)
+            results = plan_groups(rows.filter(F.col("error").isNull()), strategies)
+            results = results.persist(StorageLevel.MEMORY_AND_DISK)
+            cached.append(results)
+            first_result_error(results)
+            counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
+        with clock.step("write", "writing the tables"):
+            written = {}
+            for name in TABLES:
+                sc.setJobDescription(f"writing {name}")
+                table(results, name).write.parquet(str(folder / name))
+                written[name] = counts.get(TABLES[name][0], 0)
+        totals = (
+            table(results, "groups")
+            .filter(F.col("strategy") == strategies[0])
+            # each group's lag fits 64 bits (spark.groups.check_total_lag), the fleet's may not
+            .agg(F.count("*"), F.sum(F.col("total_lag").cast("decimal(38,0)")))
+            .collect()[0]
+        )
+        groups, total_partitions = int(totals[0]), int(counts.get("partition", 0))
+        report_path = None
+        if options.report:
+            with clock.step("report", "writing the report"):
+                report_path = _report(results, folder, options, strategies, spark, clock)
+        write_summary(
+            folder,
+            {
+                "version": __version__,
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                "input": sources.chosen(options).described(options),
+                "groups": groups,
+                "partitions": total_partitions,
+                "strategies": strategies,
+                "tables": written,
+                "spark": {"version": spark.version, "master": sc.master},
+                "seconds": {**clock.seconds, "total": round(clock.total(), 3)},
+            },
+        )
+    return _Done(groups, total_partitions, int(totals[1] or 0), written, report_path)
 
 
 def _report(
@@ -414,16 +527,49 @@ def _progress_to_stderr(quiet: bool) -> None:
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
+#: exit statuses of a run ended by SIGINT and SIGTERM (128 + the signal, as shells report)
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread so that the run unwinds as for Ctrl-C
+    (staging folder removed, Spark stopped) instead of dying where it stands."""
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def run_from_args(args: argparse.Namespace) -> PipelineResult:
     """``lagassign pipeline``: options from the flags, progress on stderr, then :func:`run`.
-    Spark failures print one line and exit with status 1."""
+    Spark failures print one line and exit with status 1; SIGINT and SIGTERM end the run
+    without a traceback, its staging folder removed, with status 130 and 143."""
     options = from_args(args)
     _progress_to_stderr(options.quiet)
     try:
-        result = run(options)
+        with _sigterm_unwinds():
+            result = run(options)
     except PipelineError as e:
         print(f"lagassign: error: {e}", file=sys.stderr)
         raise SystemExit(EXIT_RUNTIME) from None
+    except KeyboardInterrupt:
+        print("lagassign: interrupted (SIGINT)", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except Terminated:
+        print("lagassign: terminated (SIGTERM)", file=sys.stderr)
+        raise SystemExit(EXIT_TERMINATED) from None
     print(
         f"{result.groups} groups, {result.partitions} partitions, "
         f"{len(result.strategies)} strategies -> {result.out}"

@@ -107,6 +107,9 @@ def _file_reader(
                         yield from read_snapshot_file(path, input_format, groups=groups)
                 except InputError as e:
                     yield error_batch(e)
+                except Exception as e:  # a file no check foresaw: still named, in one line
+                    gist = " ".join(f"{type(e).__name__}: {e}".split())
+                    yield error_batch(f"cannot read: {gist[:300]}", path)
 
     return read
 

@@ -1,0 +1,283 @@
+"""The pipeline when something goes wrong: bad input found on the executors (one line naming
+the file, the row and the column, exit 2, never "Spark failed"), an ``--out`` it cannot write,
+SIGINT and SIGTERM (no traceback, staging folder removed, exit 130 and 143), and what it says
+on stderr meanwhile (no Spark start-up lines, progress lines that never go backwards).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from lagassign import cli
+from lagassign.formats.errors import InputError
+from lagassign.formats.snapshot import read_snapshot
+from lagassign.spark import sources
+from lagassign.spark.groups import plan_rows
+from lagassign.spark.options import PipelineOptions
+from lagassign.spark.outputs import staging
+from lagassign.spark.pipeline import Progress, run
+
+ROW = {"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 10}
+PARQUET = {"group": ["g"], "topic": ["t"], "partition": [0], "begin": [0], "end": [10]}
+
+
+def _jsonl(path: Path, *rows: dict[str, Any] | str) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def _parquet(path: Path, **columns: pa.Array) -> Path:
+    pq.write_table(pa.table({**PARQUET, **columns}), path)
+    return path
+
+
+def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
+    """Kinds of bad input the issue found failing as "Spark failed": the file and where its
+    one line must say the problem is (after ``<file>``: the row, and the column when the
+    reader knows it)."""
+    big = "1" + "0" * 5000
+    deep = "[" * 100_000 + "]" * 100_000
+    return {
+        "5,000-digit integer": (
+            _jsonl(
+                folder / "big.jsonl",
+                ROW,
+                f'{{"group":"g","topic":"t","partition":1,"begin":0,"end":{big}}}',
+            ),
+            ":2",
+        ),
+        "deep nesting": (
+            _jsonl(
+                folder / "deep.jsonl",
+                f'{{"group":"g","topic":"t","partition":0,"subscribed":{deep}}}',
+            ),
+            ":1",
+        ),
+        "end offsets of 2^63 - 1: the group's lag passes 64 bits": (
+            _jsonl(
+                folder / "max.jsonl",
+                {**ROW, "end": 2**63 - 1, "committed": 0, "member_id": "m"},
+                {**ROW, "partition": 1, "end": 2**63 - 1, "committed": 0, "member_id": "m"},
+            ),
+            ":2: end: the lag of group 'g' adds up to more than 2^63 − 1 here",
+        ),
+    }
+
+
+def _first_error(path: Path) -> str:
+    """The error of reading and planning ``path`` without Spark, as an executor does."""
+    try:
+        rows = [r for batch in read_snapshot(str(path)) for r in batch.to_pylist()]
+    except InputError as e:
+        return str(e)
+    results = plan_rows(rows, ["lag"])
+    [error] = [
+        f"{place}: {message}"
+        for kind, place, message in zip(
+            results.columns["kind"],
+            results.columns["source"],
+            results.columns["error"],
+            strict=True,
+        )
+        if kind == "error"
+    ]
+    return error
+
+
+def test_every_bad_value_names_the_file_row_and_column(tmp_path: Path) -> None:
+    for case, (path, message) in _bad_files(tmp_path).items():
+        error = _first_error(path)
+        assert error.startswith(f"{path}{message}"), (case, error)
+        assert "\n" not in error and len(error) < 300, (case, error)
+
+
+#: the cases the pipeline runs on Spark (each run costs seconds: one of each way to fail)
+ON_SPARK = (
+    "5,000-digit integer",
+    "deep nesting",
+    "end offsets of 2^63 - 1: the group's lag passes 64 bits",
+)
+
+
+def test_bad_input_is_found_on_the_executors_and_named(spark: SparkSession, tmp_path: Path) -> None:
+    """Each case stops the run as bad input (not "Spark failed"), nothing written."""
+    (tmp_path / "in").mkdir()
+    files = _bad_files(tmp_path / "in")
+    for case in ON_SPARK:
+        path, message = files[case]
+        out = tmp_path / "out"
+        with pytest.raises(InputError) as e:
+            run(PipelineOptions(out=out, inputs=(str(path),), quiet=True, report=False), spark)
+        assert str(e.value).startswith(f"{path}{message}"), (case, str(e.value))
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in"], case
+
+
+def test_a_good_group_beside_offsets_near_the_limit_plans(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """An end offset of 2^63 - 1 is a valid offset: alone in its group it plans, and the
+    fleet's total lag (two such groups) is summed without overflowing."""
+    path = _jsonl(
+        tmp_path / "near.jsonl",
+        {**ROW, "end": 2**63 - 1, "committed": 0, "member_id": "m"},
+        {**ROW, "group": "h", "end": 2**63 - 1, "committed": 0, "member_id": "m"},
+    )
+    result = run(
+        PipelineOptions(out=tmp_path / "out", inputs=(str(path),), quiet=True, report=False), spark
+    )
+    assert (result.groups, result.total_lag) == (2, 2 * (2**63 - 1))
+
+
+# ------------------------------------------------------------------------------------------------
+# --out
+
+
+def test_out_in_a_folder_that_cannot_be_written_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(Tests run as root, for whom permissions do not stop mkdir: the refusal is given.)"""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_mkdir = Path.mkdir
+
+    def mkdir(self: Path, *args: Any, **kw: Any) -> None:
+        if self.parent == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kw)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    with (
+        pytest.raises(InputError, match=rf"^--out: cannot write in {locked}: Permission denied$"),
+        staging(locked / "out"),
+    ):
+        pass
+    small = _jsonl(tmp_path / "a.jsonl", ROW)
+    # the staging folder comes before Spark: the CLI answers at once, without starting it
+    args = ["pipeline", "--input", str(small), "--out", str(locked / "out"), "--quiet"]
+    assert cli.main(args) == 2
+    assert capsys.readouterr().err == (
+        f"lagassign: error: --out: cannot write in {locked}: Permission denied\n"
+    )
+    assert list(locked.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# signals and what stderr says
+
+
+def _pipeline(tmp_path: Path) -> subprocess.Popen[str]:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _jsonl(
+        folder / "a.jsonl",
+        {**ROW, "committed": 5, "member_id": "m"},
+        {**ROW, "partition": 1, "member_id": "n"},
+    )
+    command = [sys.executable, "-m", "lagassign.cli", "pipeline", "--input", str(folder)]
+    command += ["--out", str(tmp_path / "out"), "--master", "local[2]"]
+    command += ["--conf", "spark.ui.enabled=false"]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+
+
+def _signal_when(proc: subprocess.Popen[str], line: str, signum: int, tmp_path: Path) -> str:
+    """Waits for ``line`` on the run's stderr (the run is then under way, its staging folder
+    made), checks the staging folder is there, sends ``signum``; returns all of stderr."""
+    assert proc.stderr is not None
+    seen = []
+    for text in proc.stderr:
+        seen.append(text)
+        if text.rstrip("\n") == line:
+            break
+    else:
+        raise AssertionError(f"the run ended before {line!r}: {''.join(seen)}")
+    assert [p.name.startswith(".out.tmp-") for p in tmp_path.iterdir() if p.name != "in"] == [True]
+    proc.send_signal(signum)
+    _, rest = proc.communicate(timeout=240)
+    return "".join(seen) + rest
+
+
+@pytest.mark.parametrize(
+    ("signum", "when", "status", "said"),
+    [
+        (signal.SIGINT, "lagassign: reading the input ...", 130, "lagassign: interrupted (SIGINT)"),
+        (signal.SIGTERM, "lagassign: starting Spark ...", 143, "lagassign: terminated (SIGTERM)"),
+    ],
+)
+def test_a_signal_ends_the_run_cleanly(
+    tmp_path: Path, signum: int, when: str, status: int, said: str
+) -> None:
+    """A real ``lagassign pipeline`` process, signalled once its run is under way (during
+    Spark's start, and during the job): no traceback, the staging folder removed, nothing at
+    --out, the shell's status for the signal. Every line on stderr is lagassign's own: none
+    of Spark's or the JVM's start-up lines."""
+    proc = _pipeline(tmp_path)
+    stderr = _signal_when(proc, when, signum, tmp_path)
+    assert proc.returncode == status, stderr
+    assert stderr.splitlines()[-1] == said, stderr
+    assert all(line.startswith("lagassign: ") for line in stderr.splitlines()), stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_progress_lines_never_go_backwards_nor_repeat() -> None:
+    """Polls of Spark's active stages (id, tasks done, tasks): one line per stage and count."""
+    progress = Progress()
+    polls = [
+        [(3, 0, 8)],
+        [(3, 7, 8)],
+        [(3, 7, 8)],  # a long task: nothing new to say
+        [(4, 0, 8)],  # the next stage: its own line, not "0 of 8" after "7 of 8"
+        [(4, 0, 8), (5, 2, 4)],
+        [(4, 3, 8), (5, 1, 4)],  # a count that seems to drop (a retried task) is not said
+    ]
+    said = [progress.lines(poll) for poll in polls]
+    assert said == [
+        ["stage 3: 0 of 8 tasks done"],
+        ["stage 3: 7 of 8 tasks done"],
+        [],
+        ["stage 4: 0 of 8 tasks done"],
+        ["stage 5: 2 of 4 tasks done"],
+        ["stage 4: 3 of 8 tasks done"],
+    ]
+
+
+def test_sigterm_is_caught_only_while_the_pipeline_runs() -> None:
+    """The handler the run installs is removed again (a library caller keeps its own)."""
+    from lagassign.spark.pipeline import _sigterm_unwinds
+
+    before = signal.getsignal(signal.SIGTERM)
+    with _sigterm_unwinds():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_reader_failure_no_check_foresaw_still_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an executor, a reader that raises something other than InputError gives an error
+    row naming the file (exit 2 by the driver), not an exception that Spark reports as
+    "Spark failed" without the file."""
+
+    def broken(path: str, *args: Any, **kw: Any) -> Any:
+        raise TypeError("Object of type datetime is not\nJSON serializable")
+
+    monkeypatch.setattr(sources, "read_snapshot_file", broken)
+    path = str(_jsonl(tmp_path / "a.jsonl", ROW))
+    read = sources._file_reader(False, None, None, "latest")
+    [batch] = list(read(iter([pa.record_batch({"path": [path]})])))
+    [row] = batch.to_pylist()
+    assert (row["source"], row["error"]) == (
+        path,
+        "cannot read: TypeError: Object of type datetime is not JSON serializable",
+    )
