@@ -6,6 +6,8 @@ on stderr meanwhile (no Spark start-up lines, progress lines that never go backw
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import signal
 import subprocess
@@ -54,14 +56,51 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
                 ROW,
                 f'{{"group":"g","topic":"t","partition":1,"begin":0,"end":{big}}}',
             ),
-            ":2",
+            ":2: end: ",
+        ),
+        "5,000-digit integer (CSV)": (
+            _jsonl(folder / "big.csv", f"group,topic,partition,begin,end\ng,t,0,0,{big}"),
+            ":2: end: ",
         ),
         "deep nesting": (
             _jsonl(
                 folder / "deep.jsonl",
                 f'{{"group":"g","topic":"t","partition":0,"subscribed":{deep}}}',
             ),
-            ":1",
+            ":1: ",
+        ),
+        "timestamp column": (
+            _parquet(
+                folder / "ts.parquet",
+                committed=pa.array([datetime.datetime(2026, 1, 1)], pa.timestamp("ms")),
+            ),
+            ": row 1: committed: ",
+        ),
+        "binary column": (
+            _parquet(folder / "bin.parquet", member_id=pa.array([b"m"], pa.binary())),
+            ": row 1: member_id: ",
+        ),
+        "decimal column": (
+            _parquet(
+                folder / "dec.parquet", end=pa.array([decimal.Decimal(10)], pa.decimal128(10, 0))
+            ),
+            ": row 1: end: ",
+        ),
+        "end offset 2^64 - 1 (unsigned Parquet)": (
+            _parquet(folder / "u64.parquet", end=pa.array([2**64 - 1], pa.uint64())),
+            ": row 1: end: ",
+        ),
+        "end offset 2^63": (_jsonl(folder / "over.jsonl", {**ROW, "end": 2**63}), ":1: end: "),
+        "surrogate group id": (
+            _jsonl(
+                folder / "sur.jsonl",
+                '{"group":"g\\udc80","topic":"t","partition":0,"begin":0,"end":1}',
+            ),
+            ":1: group: ",
+        ),
+        "surrogate in a list": (
+            _jsonl(folder / "sur-list.jsonl", {**ROW, "member_id": "m", "subscribed": ["t\udc80"]}),
+            ":1: subscribed: ",
         ),
         "end offsets of 2^63 - 1: the group's lag passes 64 bits": (
             _jsonl(
@@ -105,7 +144,9 @@ def test_every_bad_value_names_the_file_row_and_column(tmp_path: Path) -> None:
 ON_SPARK = (
     "5,000-digit integer",
     "deep nesting",
+    "timestamp column",
     "end offsets of 2^63 - 1: the group's lag passes 64 bits",
+    "surrogate group id",
 )
 
 

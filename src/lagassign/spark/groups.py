@@ -18,14 +18,12 @@ from typing import Any
 import pyarrow as pa
 
 from lagassign.formats.errors import InputError
+from lagassign.formats.limits import MAX_OFFSET
 from lagassign.formats.snapshot_rows import Row, build_group, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
 from lagassign.spark.schema import RESULT_SCHEMA
-
-#: the largest lag the tables hold (their lag columns are 64-bit integers)
-MAX_TABLE_LAG = 2**63 - 1
 
 
 class Results:
@@ -111,7 +109,7 @@ def check_total_lag(group: Group, rows: Sequence[Row]) -> None:
     :class:`InputError` at the row where the sum passes 2^63 − 1 (offsets near that limit are
     each valid, but no real group has that much lag)."""
     # a partition's lag is at most its end offset: most groups are cleared without their lags
-    if sum(row.get("end") or 0 for row in rows) <= MAX_TABLE_LAG:
+    if sum(row.get("end") or 0 for row in rows) <= MAX_OFFSET:
         return
     lags = group_lags(group)
     total = 0
@@ -120,7 +118,7 @@ def check_total_lag(group: Group, rows: Sequence[Row]) -> None:
         if topic is None or number is None:
             continue
         total += lags[TopicPartition(topic, number)]
-        if total > MAX_TABLE_LAG:
+        if total > MAX_OFFSET:
             raise InputError(
                 place(str(row.get("source") or group.id), row.get("row")),
                 f"end: the lag of group {group.id!r} adds up to more than 2^63 − 1 here",
