@@ -534,6 +534,7 @@ def test_parquet_columns_of_other_types_and_bad_text_name_the_row(tmp_path):
     import pyarrow.parquet as pq
 
     from lagassign.formats.snapshot import read_snapshot
+    from tests.fuzz.corpus import not_utf8_strings
 
     good = {"group": ["g", "g"], "topic": ["t", "t"], "partition": [0, 1], "begin": [0, 0]}
     good["end"] = [10, 20]
@@ -549,6 +550,13 @@ def test_parquet_columns_of_other_types_and_bad_text_name_the_row(tmp_path):
         "member_id": (pa.array(["a", "b\nc"]), "row 2: member_id: 'b\\nc': a control character"),
         "subscribed": (pa.array([["t"], ["t\x1b"]]), "row 2: subscribed: 't\\x1b': a control"),
         "host": (pa.array(["h", "x" * 40_000]), "row 2: host: "),
+        # Parquet strings are not checked as UTF-8 by Arrow: to_pylist raised UnicodeDecodeError
+        "client_id": (not_utf8_strings(2), "row 2: client_id: not UTF-8 text"),
+        "group": (not_utf8_strings(2), "row 2: group: not UTF-8 text"),
+        "replica_racks": (
+            pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), not_utf8_strings(2)),
+            "row 2: replica_racks: not UTF-8 text",
+        ),
     }
     for column, (array, message) in cases.items():
         path = tmp_path / f"{column}.parquet"
@@ -599,6 +607,6 @@ def test_a_group_files_auto_offset_reset_is_one_kafka_knows():
     with pytest.raises(InputError) as e:
         parse_group({**_group_with(), "auto_offset_reset": "lastest"}, source="f.json")
     assert str(e.value) == (
-        'f.json: auto_offset_reset: expected latest, earliest, none or by_duration:<duration>, '
+        "f.json: auto_offset_reset: expected latest, earliest, none or by_duration:<duration>, "
         'got "lastest"'
     )

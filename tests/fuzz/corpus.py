@@ -514,6 +514,12 @@ def _csv_case(rng: random.Random) -> tuple[str, bytes]:
     return _encoded(_csv_text(header, rows), rng, mutation)
 
 
+def not_utf8_strings(n: int) -> pa.Array:
+    """A string column whose last value is a UTF-8-encoded surrogate (Arrow reads it as is)."""
+    raw = pa.array([b"g"] * (n - 1) + [b"\xed\xa0\x80"], pa.binary())
+    return pa.Array.from_buffers(pa.string(), n, raw.buffers())
+
+
 def _parquet_array(column: str, n: int, rng: random.Random) -> tuple[str, pa.Array]:
     choices: list[tuple[str, Callable[[], pa.Array]]] = [
         ("timestamp", lambda: pa.array([datetime.datetime(2026, 1, 1)] * n)),
@@ -532,6 +538,7 @@ def _parquet_array(column: str, n: int, rng: random.Random) -> tuple[str, pa.Arr
         ("string empty", lambda: pa.array(["a"] * (n - 1) + [""])),
         ("string long", lambda: pa.array(["a"] * (n - 1) + ["x" * 40_000])),
         ("string digits", lambda: pa.array(["1"] * n)),
+        ("string not UTF-8", lambda: not_utf8_strings(n)),
         ("dictionary", lambda: pa.array(["t"] * n).dictionary_encode()),
         ("list control", lambda: pa.array([["t"]] * (n - 1) + [["t\x1b"]])),
         ("list empty item", lambda: pa.array([["t"]] * (n - 1) + [[""]])),

@@ -509,12 +509,54 @@ def read_parquet(
         try:
             for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
                 n = batch.num_rows
+                _check_utf8(batch, path, first)
                 chunk = _Chunk(path, {}, list(range(first, first + n)))
                 arrow = {name: batch.column(name) for name in batch.schema.names}
                 yield _filtered(_to_batch(chunk, arrow), groups)
                 first += n
         except (OSError, pa.ArrowException) as e:
             raise InputError(f"{path}: row {first}", f"cannot read: {e}") from None
+        except UnicodeDecodeError:  # (strings nested deeper than _check_utf8 looks)
+            raise InputError(f"{path}: row {first}", "not UTF-8 text") from None
+
+
+def _check_utf8(batch: pa.RecordBatch, path: str, first: int) -> None:
+    """Parquet does not promise that its strings are UTF-8 (Arrow reads them unchecked): the
+    first that is not, in row order, is an InputError naming its row and column."""
+    found = [
+        (row, name)
+        for name, array in zip(batch.schema.names, batch.columns, strict=True)
+        if (row := _first_invalid_utf8(array)) >= 0
+    ]
+    if found:
+        row, name = min(found)
+        raise InputError(place(path, first + row), f"{name}: not UTF-8 text")
+
+
+def _first_invalid_utf8(array: pa.Array) -> int:
+    """The index of the first value of a string or list-of-strings column that is not UTF-8,
+    or -1."""
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    t = array.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        parents = pc.list_parent_indices(array)
+        i = _first_invalid_utf8(pc.list_flatten(array))
+        return -1 if i < 0 else int(parents[i].as_py())
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return -1
+    try:
+        array.validate(full=True)
+        return -1
+    except pa.ArrowInvalid:
+        pass
+    for i, raw in enumerate(array.cast(pa.large_binary()).to_pylist()):
+        if raw is not None:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return i
+    return -1
 
 
 _READERS = {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}
