@@ -313,7 +313,7 @@ def test_settings() -> None:
     # one settings object for every assignor of a consumer; aiokafka's shorter default deadline
     assert {a.glue.settings.lag_timeout for a in kp.assignors(group_id=GROUP, bootstrap_servers="h:1")} == {3.0}
     assert {a.glue.settings.lag_timeout for a in aio.assignors(group_id=GROUP, bootstrap_servers="h:1")} == {
-        aio.DEFAULT_LAG_TIMEOUT
+        aio.AIOKAFKA_LAG_TIMEOUT_S
     }
     assert aio.assignor("range", group_id=GROUP, lag_timeout=4).glue.lag_timeout == 4
 
@@ -785,7 +785,7 @@ def test_aiokafka_leader_assigns_as_the_core() -> None:
         for m, a in result.items()
     }
     assert got == core(["x", "y", "z"])
-    assert fetch.calls == [(GROUP, ("t", "u"), aio.DEFAULT_LAG_TIMEOUT)]
+    assert fetch.calls == [(GROUP, ("t", "u"), aio.AIOKAFKA_LAG_TIMEOUT_S)]
 
 
 def test_aiokafka_generations_count_assignments() -> None:

@@ -61,10 +61,11 @@ from lagassign.kafka.wire import decode_capacity, decode_user_data, encode_user_
 from lagassign.model import TopicPartition
 from lagassign.strategies import RebalanceProtocol, create, names
 
-__all__ = ["DEFAULT_LAG_TIMEOUT", "LagassignAssignor", "assignor", "assignors"]
+__all__ = ["AIOKAFKA_LAG_TIMEOUT_S", "LagassignAssignor", "assignor", "assignors"]
 
-#: seconds the leader blocks the event loop for offsets at most, by default
-DEFAULT_LAG_TIMEOUT = 1.0
+#: seconds the leader blocks the event loop for offsets at most, by default (shorter than
+#: settings.LAG_TIMEOUT_S, kafka-python's default, because the event loop waits)
+AIOKAFKA_LAG_TIMEOUT_S = 1.0
 METADATA_VERSION = 0
 ASSIGNMENT_VERSION = 0
 
@@ -140,7 +141,7 @@ def assignor(name: str, **settings: Any) -> LagassignAssignor:
 
     ``settings``: as for kafka-python's :func:`~lagassign.kafka.kafka_python.assignor`
     (:meth:`~lagassign.kafka.settings.AssignorSettings.of`), ``lag_timeout`` defaulting to
-    :data:`DEFAULT_LAG_TIMEOUT`; for what the consumer's ``ssl_context`` holds, ``ssl_cafile``,
+    :data:`AIOKAFKA_LAG_TIMEOUT_S`; for what the consumer's ``ssl_context`` holds, ``ssl_cafile``,
     ``ssl_certfile``, ``ssl_keyfile`` and ``ssl_password``.
     """
     return _build(name, _settings(settings))
@@ -155,7 +156,7 @@ def assignors(strategies: Iterable[str] | None = None, **settings: Any) -> list[
 
 def _settings(settings: Mapping[str, Any]) -> AssignorSettings:
     # the event loop waits for the offsets: a shorter default than kafka-python's
-    return AssignorSettings.of(**{"lag_timeout": DEFAULT_LAG_TIMEOUT, **settings})
+    return AssignorSettings.of(**{"lag_timeout": AIOKAFKA_LAG_TIMEOUT_S, **settings})
 
 
 def _build(name: str, settings: AssignorSettings) -> LagassignAssignor:

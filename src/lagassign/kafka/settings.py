@@ -18,8 +18,10 @@ from types import MappingProxyType
 from lagassign.model import Offsets, TopicPartition
 from lagassign.strategies import RebalanceProtocol, Strategy
 
-#: seconds the leader waits for offsets by default: well below any rebalance timeout
-DEFAULT_LAG_TIMEOUT = 3.0
+#: seconds the leader waits for offsets by default (kafka-python's adapter, and any other
+#: caller of AssignorSettings): well below any rebalance timeout. aiokafka's adapter blocks its
+#: event loop for that wait and has a shorter default of its own, aiokafka.AIOKAFKA_LAG_TIMEOUT_S
+LAG_TIMEOUT_S = 3.0
 
 #: reads committed, earliest and latest offsets: (group, topics, timeout) -> offsets
 OffsetsFetch = Callable[[str, Sequence[str], float], Mapping[TopicPartition, Offsets]]
@@ -38,7 +40,7 @@ class AssignorSettings:
 
     group_id: str
     auto_offset_reset: str = "latest"
-    lag_timeout: float = DEFAULT_LAG_TIMEOUT
+    lag_timeout: float = LAG_TIMEOUT_S
     offsets_config: Mapping[str, str] = field(default_factory=dict)
     fetch: OffsetsFetch | None = None
     #: messages per second this member can read, sent to the leader in the user data so
@@ -61,7 +63,7 @@ class AssignorSettings:
         *,
         group_id: str,
         auto_offset_reset: str = "latest",
-        lag_timeout: float = DEFAULT_LAG_TIMEOUT,
+        lag_timeout: float = LAG_TIMEOUT_S,
         offsets_config: Mapping[str, str] | None = None,
         fetch: OffsetsFetch | None = None,
         capacity: float | None = None,
