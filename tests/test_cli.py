@@ -363,3 +363,27 @@ def test_a_bad_escape_in_client_properties_is_one_line_without_the_secret(
     err = capsys.readouterr().err
     assert err.startswith(f"lagassign: error: {config}:2: ") and err.count("\n") == 1
     assert "the value of 'sasl.password'" in err and "QQ1" not in err and "ZK" not in err
+
+
+@pytest.mark.parametrize("error", ["CliError", "OffsetsError", "ModelError"])
+def test_every_error_is_one_line_whatever_text_it_carries(monkeypatch, capsys, error):
+    """Text from outside the files (a group id on a cluster may hold anything) cannot forge a
+    second 'lagassign: error:' line either."""
+    from lagassign import cli
+    from lagassign.kafka.offsets import OffsetsError
+    from lagassign.model import ModelError
+
+    forged = "g\nlagassign: error: forged\u2028"
+    made = {
+        "CliError": cli.CliError(forged),
+        "OffsetsError": OffsetsError(forged),
+        "ModelError": ModelError("members[0].id", forged),
+    }[error]
+
+    def fail(args):
+        raise made
+
+    monkeypatch.setattr(cli, "_load_groups", fail)
+    assert cli.main(["plan", "--sample"]) in (1, 2)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "g\\nlagassign: error: forged\\u2028" in err, err

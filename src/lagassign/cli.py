@@ -28,6 +28,7 @@ from lagassign.arguments import (
 )
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
+from lagassign.formats.limits import one_line
 from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsError
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
@@ -543,11 +544,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = _console()
     try:
         args.run(args, console)
+    # (one_line: a group id read from a cluster may hold a newline; files' text is checked)
     except (CliError, InputError, ModelError, UnknownStrategy, ClientConfigError) as e:
-        print(f"lagassign: error: {e}", file=sys.stderr)
+        print(f"lagassign: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OffsetsError as e:
-        print(f"lagassign: error: {e}", file=sys.stderr)
+        print(f"lagassign: error: {one_line(str(e))}", file=sys.stderr)
         return EXIT_RUNTIME
     except BrokenPipeError:
         return 0
