@@ -81,6 +81,7 @@ class GroupReader(JsonReader):
             topics = {}
             for name, spec in topics_obj.items():
                 with self.at(name):
+                    self.text(name)
                     topics[name] = self.topic(name, spec)
         with self.at("members"):
             members_list = self.expect(obj["members"], list, "a list of members")

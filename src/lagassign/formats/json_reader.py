@@ -128,8 +128,6 @@ class JsonReader:
     def at(self, key: str | int) -> Iterator[None]:
         self.path.append(f"[{key}]" if isinstance(key, int) else f".{key}")
         try:
-            if isinstance(key, str):
-                self.text(key)
             yield
         except ModelError as e:
             # The model names the field inside the object being built here.
@@ -174,6 +172,8 @@ class JsonReader:
         value = obj.get(key)
         if value is None:
             return None
+        if isinstance(value, kind) and not isinstance(value, bool | str):
+            return value  # (what expect passes, without the cost of a place: most values)
         with self.at(key):
             return self.expect(value, kind, what)
 
@@ -187,5 +187,7 @@ class JsonReader:
     ) -> Any:
         """:meth:`optional`, within ``largest``."""
         value = self.optional(obj, key, kind, what)
+        if value is None or value <= largest:
+            return value
         with self.at(key):
             return self.within(value, largest)
