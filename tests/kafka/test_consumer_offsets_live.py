@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from confluent_kafka import Consumer, KafkaError, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -47,9 +47,14 @@ KIP848_STORED = [(p, o, f"{m}\x00") for p, o, m in KIP848_COMMITS]
 DELETED_PARTITION = 1
 
 
-def commit_classic(bootstrap: str, group: str, topic: str) -> None:
-    """kafka-python joins ``group`` (classic protocol), then commits CLASSIC_COMMITS one at a
-    time, and leaves."""
+Commits = Sequence[tuple[int, int, str]]
+
+
+def commit_classic(
+    bootstrap: str, group: str, topic: str, commits: Commits = CLASSIC_COMMITS
+) -> None:
+    """kafka-python joins ``group`` (classic protocol), then commits ``commits`` (partition,
+    offset, metadata) one at a time, and leaves."""
     consumer = KafkaConsumer(
         topic,
         bootstrap_servers=bootstrap,
@@ -63,7 +68,7 @@ def commit_classic(bootstrap: str, group: str, topic: str) -> None:
         while not consumer.assignment():
             assert time.monotonic() < deadline, "the kafka-python group did not settle"
             consumer.poll(timeout_ms=100)
-        for partition, offset, metadata in CLASSIC_COMMITS:
+        for partition, offset, metadata in commits:
             consumer.commit(
                 {
                     KafkaPythonTopicPartition(topic, partition): OffsetAndMetadata(
@@ -75,10 +80,12 @@ def commit_classic(bootstrap: str, group: str, topic: str) -> None:
         consumer.close(autocommit=False)
 
 
-def commit_kip848(bootstrap: str, group: str, topic: str) -> None:
-    """A confluent-kafka member of a ``group.protocol=consumer`` group commits KIP848_COMMITS."""
+def commit_kip848(
+    bootstrap: str, group: str, topic: str, commits: Commits = KIP848_COMMITS
+) -> None:
+    """A confluent-kafka member of a ``group.protocol=consumer`` group commits ``commits``."""
     with running_group(bootstrap, group, [topic], members=1, protocol="consumer") as (member,):
-        for partition, offset, metadata in KIP848_COMMITS:
+        for partition, offset, metadata in commits:
             result = member.commit(
                 offsets=[KafkaTopicPartition(topic, partition, offset, metadata)],
                 asynchronous=False,

@@ -1,0 +1,132 @@
+"""One micro-batch of the monitor, from ``__consumer_offsets`` records to ``lag`` rows.
+
+:meth:`MonitorBatches.run` is what the streaming query's ``foreachBatch`` is to call with the
+micro-batch's id and its records (key and value bytes, in log order per partition of
+``__consumer_offsets``; a group's records all live in one partition, so its order is kept):
+
+1. the commit state after the previous micro-batch (in memory, or after a restart from
+   ``STATE/commits-<id − 1>.parquet``, :mod:`.commits`);
+2. every record decoded (:mod:`lagassign.formats.consumer_offsets`) and applied; unknown
+   versions counted and logged once each;
+3. the log start and end of every partition of every committed topic, in one batched read on
+   the driver (``read_logs``: :func:`offsets_reader_logs` over
+   :class:`lagassign.kafka.offsets.OffsetsReader`);
+4. the state saved for this id, then the ``lag`` rows written for this id
+   (:mod:`.lag_table`). Saving first means a crash between the two replays the batch from the
+   state before it, which the previous file still holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lagassign.formats.consumer_offsets import DecodeCounts, Decoded, UnknownVersion, decode
+from lagassign.kafka.offsets import OffsetsReader
+from lagassign.model import Offsets, TopicPartition
+from lagassign.spark.monitor.commits import CommitState
+from lagassign.spark.monitor.lag_table import lag_rows, write_batch
+
+log = logging.getLogger(__name__)
+
+#: the log offsets of every partition of the topics
+ReadLogs = Callable[[set[str]], Mapping[TopicPartition, Offsets]]
+#: one record of __consumer_offsets: key and value bytes (the value None for a tombstone)
+Record = tuple[bytes | None, bytes | None]
+#: the group id the monitor's offsets reads name; it never joins or commits
+MONITOR_GROUP = "lagassign-monitor"
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """What one micro-batch did: the progress line's numbers."""
+
+    batch_id: int
+    time: datetime
+    records: int
+    counts: DecodeCounts
+    groups: int
+    partitions: int
+    seconds: float
+
+
+@dataclass
+class MonitorBatches:
+    """The monitor's micro-batches: state under ``state_dir``, tables under ``out``."""
+
+    out: Path
+    state_dir: Path
+    read_logs: ReadLogs
+    group_pattern: re.Pattern[str] | None = None
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    _state: CommitState | None = None
+    _state_batch: int | None = None
+
+    def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
+        began = time.perf_counter()
+        state = self._state_before(batch_id)
+        counts = DecodeCounts()
+
+        def decoded() -> Iterator[Decoded]:
+            for key, value in records:
+                result = decode(key, value)
+                if counts.add(result) and isinstance(result, UnknownVersion):
+                    log.warning(
+                        "__consumer_offsets: a record of unknown %s version %d (counted; "
+                        "this is said once per version)",
+                        result.part,
+                        result.version,
+                    )
+                yield result
+
+        state.apply(decoded())
+        logs = self.read_logs(state.topics()) if state.commits else {}
+        now = self.clock()
+        table = lag_rows(state, logs, now)
+        state.save(self.state_dir, batch_id)
+        self._state, self._state_batch = state, batch_id
+        write_batch(self.out, batch_id, table, now)
+        return BatchSummary(
+            batch_id=batch_id,
+            time=now,
+            records=counts.total,
+            counts=counts,
+            groups=len(set(table.column("group").to_pylist())),
+            partitions=table.num_rows,
+            seconds=time.perf_counter() - began,
+        )
+
+    def _state_before(self, batch_id: int) -> CommitState:
+        """A copy of the state after ``batch_id - 1``."""
+        previous = batch_id - 1
+        if self._state is not None and self._state_batch == previous:
+            return CommitState(self._state.commits, self.group_pattern)
+        return CommitState.load(self.state_dir, previous, self.group_pattern)
+
+
+def offsets_reader_logs(reader: OffsetsReader) -> ReadLogs:
+    """``read_logs`` through the one offsets reader: one batched read of log start and end for
+    every partition of the topics (the committed offsets it also reads are the monitor's own
+    group's, none: the monitor's come from ``__consumer_offsets``)."""
+
+    def read(topics: set[str]) -> Mapping[TopicPartition, Offsets]:
+        return reader.offsets(MONITOR_GROUP, topics)
+
+    return read
+
+
+def progress_line(summary: BatchSummary) -> str:
+    """One line per micro-batch for the terminal."""
+    c = summary.counts
+    unknown = sum(c.unknown_versions.values())
+    return (
+        f"batch {summary.batch_id}: {summary.groups} groups, {summary.partitions} partitions, "
+        f"{summary.records} records ({c.commits} commits, {c.deleted} deleted, {c.other} other, "
+        f"{unknown} unknown, {c.undecodable} undecodable) in {summary.seconds:.2f} s, "
+        f"sampled {summary.time:%Y-%m-%dT%H:%M:%SZ}"
+    )

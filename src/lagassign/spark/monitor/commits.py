@@ -1,0 +1,131 @@
+"""The latest committed offset of every (group, topic, partition), kept per micro-batch.
+
+:class:`CommitState` applies the records of ``__consumer_offsets`` in log order, as the group
+coordinator does when it loads the topic: an offset commit replaces the partition's committed
+offset (the last one wins, even when it is lower: a reset to earlier is a commit too), a
+tombstone removes it. Other records change nothing. ``--group REGEX`` keeps only the groups
+whose id the regular expression matches in full.
+
+Exactly once across restarts: after micro-batch N the state is saved as
+``DIR/commits-N.parquet`` (written to a temporary name and renamed), and micro-batch N starts
+from the state after N − 1, in memory or, after a restart, from its file. A micro-batch that
+Spark replays after a crash starts from the same state, so it computes the same rows. Only the
+two newest files are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lagassign.formats.consumer_offsets import Decoded, OffsetCommit, OffsetDeleted
+
+#: (group, topic, partition)
+CommitKey = tuple[str, str, int]
+
+STATE_SCHEMA = pa.schema(
+    [
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("committed", pa.int64()),
+        ("commit_timestamp_ms", pa.int64()),
+    ]
+)
+_FILE = re.compile(r"^commits-(\d+)\.parquet$")
+KEEP_FILES = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    offset: int
+    commit_timestamp_ms: int
+
+
+class CommitState:
+    """The latest committed offsets of the groups ``group_pattern`` matches (all when None)."""
+
+    def __init__(
+        self,
+        commits: dict[CommitKey, Committed] | None = None,
+        group_pattern: re.Pattern[str] | None = None,
+    ) -> None:
+        self.commits: dict[CommitKey, Committed] = dict(commits or {})
+        self.group_pattern = group_pattern
+
+    def wanted(self, group: str) -> bool:
+        return self.group_pattern is None or self.group_pattern.fullmatch(group) is not None
+
+    def apply(self, records: Iterable[Decoded]) -> None:
+        """The records, in log order."""
+        for record in records:
+            if isinstance(record, OffsetCommit) and self.wanted(record.group):
+                key = (record.group, record.topic, record.partition)
+                self.commits[key] = Committed(record.offset, record.commit_timestamp_ms)
+            elif isinstance(record, OffsetDeleted):
+                self.commits.pop((record.group, record.topic, record.partition), None)
+
+    def topics(self) -> set[str]:
+        return {topic for _, topic, _ in self.commits}
+
+    def groups(self) -> set[str]:
+        return {group for group, _, _ in self.commits}
+
+    # -- kept per micro-batch ----------------------------------------------------------------
+
+    def save(self, folder: Path, batch_id: int) -> None:
+        """Writes the state after micro-batch ``batch_id``; drops all but the newest files."""
+        folder.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self.commits)
+        table = pa.table(
+            {
+                "group": [k[0] for k in keys],
+                "topic": [k[1] for k in keys],
+                "partition": [k[2] for k in keys],
+                "committed": [self.commits[k].offset for k in keys],
+                "commit_timestamp_ms": [self.commits[k].commit_timestamp_ms for k in keys],
+            },
+            schema=STATE_SCHEMA,
+        )
+        final = folder / f"commits-{batch_id}.parquet"
+        tmp = folder / f".commits-{batch_id}.parquet.tmp-{os.getpid()}"
+        pq.write_table(table, tmp)
+        os.replace(tmp, final)
+        for old in sorted(saved_batches(folder))[:-KEEP_FILES]:
+            (folder / f"commits-{old}.parquet").unlink(missing_ok=True)
+
+    @classmethod
+    def load(
+        cls, folder: Path, batch_id: int, group_pattern: re.Pattern[str] | None = None
+    ) -> CommitState:
+        """The state saved after micro-batch ``batch_id``; empty when ``batch_id`` < 0 (no
+        micro-batch before the first). A missing file is an error: the state and the query's
+        checkpoint would disagree."""
+        if batch_id < 0:
+            return cls(group_pattern=group_pattern)
+        path = folder / f"commits-{batch_id}.parquet"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path}: the commit state after micro-batch {batch_id} is missing "
+                "(the checkpoint and the state folder belong to different runs?)"
+            )
+        table = pq.read_table(path, schema=STATE_SCHEMA)
+        columns = [table.column(name).to_pylist() for name in STATE_SCHEMA.names]
+        state = cls(group_pattern=group_pattern)
+        for g, t, p, o, ms in zip(*columns, strict=True):
+            if state.wanted(g):
+                state.commits[(g, t, p)] = Committed(o, ms)
+        return state
+
+
+def saved_batches(folder: Path) -> list[int]:
+    """The micro-batch ids whose state is saved in ``folder``."""
+    if not folder.is_dir():
+        return []
+    return [int(m.group(1)) for f in folder.iterdir() if (m := _FILE.match(f.name))]

@@ -1,0 +1,88 @@
+"""The ``lag`` table: one row per committed partition per micro-batch, written once per batch.
+
+Columns, exactly (:data:`LAG_SCHEMA`): ``time`` (UTC timestamp of the sample), ``group``,
+``topic``, ``partition``, ``committed``, ``end`` (log end offset), ``lag``, ``lag_seconds``,
+``lag_seconds_estimated``, ``member_id``. ``lag`` is the core's rule
+(:func:`lagassign.lag_rules.lag_from_offsets`) with Kafka's default ``auto.offset.reset``
+(latest): the monitor cannot see a group's setting, so a committed offset below the log start
+counts 0. Not built yet, and said so by the values: ``lag_seconds`` is 0 when the lag is 0 and
+null otherwise (interpolation over log-end samples comes later), ``lag_seconds_estimated`` is
+false, ``member_id`` is null (owners from the groups' descriptions come later).
+
+Files: ``OUT/lag/date=YYYY-MM-DD/batch-<id>.parquet``, the date of the sample's ``time``
+(readable by pyarrow and Spark as a table partitioned by ``date``). A micro-batch writes one
+file named by its id, to a temporary name then renamed, after removing any file of the same
+id under another date: a replayed micro-batch replaces its rows, never adds to them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, lag_from_offsets
+from lagassign.model import Offsets, TopicPartition
+from lagassign.spark.monitor.commits import CommitState
+
+LAG_TABLE = "lag"
+LAG_SCHEMA = pa.schema(
+    [
+        ("time", pa.timestamp("us", tz="UTC")),
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("committed", pa.int64()),
+        ("end", pa.int64()),
+        ("lag", pa.int64()),
+        ("lag_seconds", pa.float64()),
+        ("lag_seconds_estimated", pa.bool_()),
+        ("member_id", pa.string()),
+    ]
+)
+
+
+def lag_rows(
+    state: CommitState, logs: Mapping[TopicPartition, Offsets], time: datetime
+) -> pa.Table:
+    """The rows of one sample at ``time`` (timezone-aware, UTC): every committed partition
+    whose log offsets were read, sorted by group, topic and partition."""
+    rows: dict[str, list[object]] = {name: [] for name in LAG_SCHEMA.names}
+    for (group, topic, partition), committed in sorted(state.commits.items()):
+        log = logs.get(TopicPartition(topic, partition))
+        if log is None:  # the topic or partition is gone
+            continue
+        lag = lag_from_offsets(log.begin, log.end, committed.offset, DEFAULT_AUTO_OFFSET_RESET)
+        for name, value in (
+            ("time", time),
+            ("group", group),
+            ("topic", topic),
+            ("partition", partition),
+            ("committed", committed.offset),
+            ("end", log.end),
+            ("lag", lag),
+            ("lag_seconds", 0.0 if lag == 0 else None),
+            ("lag_seconds_estimated", False),
+            ("member_id", None),
+        ):
+            rows[name].append(value)
+    return pa.table(rows, schema=LAG_SCHEMA)
+
+
+def write_batch(out: Path, batch_id: int, table: pa.Table, time: datetime) -> Path:
+    """Writes micro-batch ``batch_id``'s rows as its one file of the ``lag`` table."""
+    name = f"batch-{batch_id:012d}.parquet"
+    root = out / LAG_TABLE
+    for earlier in root.glob(f"date=*/{name}"):
+        earlier.unlink()
+    folder = root / f"date={time.date().isoformat()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{name}.tmp-{os.getpid()}"
+    pq.write_table(table, tmp)
+    final = folder / name
+    os.replace(tmp, final)
+    return final

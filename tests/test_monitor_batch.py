@@ -1,0 +1,181 @@
+"""spark/monitor without Spark or a broker: the commit state (log order, tombstones, --group,
+kept per micro-batch), the lag table's rows and files, and micro-batches replayed after a
+restart. The real-broker run is tests/kafka/test_monitor_batch_live.py."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from lagassign.formats.consumer_offsets import OffsetCommit, OffsetDeleted, OtherRecord
+from lagassign.model import Offsets, TopicPartition
+from lagassign.spark.monitor.batch import MonitorBatches, Record, progress_line
+from lagassign.spark.monitor.commits import CommitState, Committed, saved_batches
+from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows
+from tests.test_consumer_offsets import key, value
+
+T0 = datetime(2026, 11, 24, 23, 59, 50, tzinfo=UTC)
+
+
+def commit(group: str, topic: str, partition: int, offset: int, ms: int = 1) -> OffsetCommit:
+    return OffsetCommit(group, topic, partition, offset, None, "", ms, None, None, 4)
+
+
+def test_the_last_commit_wins_and_a_tombstone_removes() -> None:
+    state = CommitState()
+    state.apply(
+        [
+            commit("g", "t", 0, 10, ms=1),
+            commit("g", "t", 1, 5),
+            OtherRecord(2, "GroupMetadata", "g"),
+            commit("g", "t", 0, 3, ms=2),  # a reset to earlier is a commit too
+            OffsetDeleted("g", "t", 1),
+            OffsetDeleted("h", "t", 9),  # nothing to delete
+            commit("h", "u", 2, 7),
+        ]
+    )
+    assert state.commits == {("g", "t", 0): Committed(3, 2), ("h", "u", 2): Committed(7, 1)}
+    assert (state.groups(), state.topics()) == ({"g", "h"}, {"t", "u"})
+
+
+def test_group_regex_matches_the_whole_id() -> None:
+    state = CommitState(group_pattern=re.compile("billing-.*"))
+    state.apply([commit("billing-1", "t", 0, 1), commit("x-billing-1", "t", 0, 1)])
+    assert state.groups() == {"billing-1"}
+
+
+def test_state_is_kept_per_batch_and_only_the_two_newest(tmp_path: Path) -> None:
+    state = CommitState()
+    for batch in range(4):
+        state.apply([commit("g", "t", batch, 100 + batch)])
+        state.save(tmp_path, batch)
+    assert sorted(saved_batches(tmp_path)) == [2, 3]
+    assert CommitState.load(tmp_path, 3).commits == state.commits
+    assert len(CommitState.load(tmp_path, 2).commits) == 3
+    assert CommitState.load(tmp_path, -1).commits == {}
+    only_h = CommitState.load(tmp_path, 3, re.compile("h"))
+    assert only_h.commits == {}
+    with pytest.raises(FileNotFoundError, match="after micro-batch 1 is missing"):
+        CommitState.load(tmp_path, 1)
+
+
+def test_lag_rows_follow_the_lag_rules() -> None:
+    state = CommitState()
+    state.apply(
+        [
+            commit("g", "t", 0, 40),  # inside the log
+            commit("g", "t", 1, 5),  # below the log start: resets to latest, lag 0
+            commit("g", "t", 2, 90),  # caught up
+            commit("g", "gone", 0, 1),  # no log offsets read: left out
+        ]
+    )
+    logs = {
+        TopicPartition("t", 0): Offsets(0, 100),
+        TopicPartition("t", 1): Offsets(10, 30),
+        TopicPartition("t", 2): Offsets(0, 90),
+    }
+    table = lag_rows(state, logs, T0)
+    assert table.schema == LAG_SCHEMA
+    assert table.column_names == [
+        "time",
+        "group",
+        "topic",
+        "partition",
+        "committed",
+        "end",
+        "lag",
+        "lag_seconds",
+        "lag_seconds_estimated",
+        "member_id",
+    ]
+    assert table.to_pylist() == [
+        {
+            "time": T0,
+            "group": "g",
+            "topic": "t",
+            "partition": p,
+            "committed": c,
+            "end": e,
+            "lag": lag,
+            "lag_seconds": seconds,
+            "lag_seconds_estimated": False,
+            "member_id": None,
+        }
+        for p, c, e, lag, seconds in [
+            (0, 40, 100, 60, None),
+            (1, 5, 30, 0, 0.0),
+            (2, 90, 90, 0, 0.0),
+        ]
+    ]
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def records(*commits: tuple[str, str, int, int]) -> list[Record]:
+    return [(key(g, t, p), value(4, o)) for g, t, p, o in commits]
+
+
+def read_lag(out: Path) -> list[dict[str, object]]:
+    dataset = ds.dataset(out / "lag", format="parquet", partitioning="hive")
+    rows: list[dict[str, object]] = dataset.to_table().to_pylist()
+    return sorted(rows, key=lambda r: (r["time"], r["group"], r["topic"], r["partition"]))  # type: ignore[arg-type,return-value]
+
+
+def test_batches_carry_state_and_a_replay_after_a_restart_replaces_its_rows(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out, state_dir = tmp_path / "out", tmp_path / "state"
+    ends = {TopicPartition("t", 0): Offsets(0, 50), TopicPartition("t", 1): Offsets(0, 20)}
+    reads: list[set[str]] = []
+
+    def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
+        reads.append(set(topics))
+        return ends
+
+    clock = Clock(T0)
+    batches = MonitorBatches(out, state_dir, read_logs, clock=clock)
+    unknown = (key("g", "t", 0), b"\x00\x07whatever")
+    with caplog.at_level(logging.WARNING, logger="lagassign.spark.monitor.batch"):
+        first = batches.run(0, [*records(("g", "t", 0, 10), ("g", "t", 1, 4)), unknown, unknown])
+    assert [r.message.count("unknown value version 7") for r in caplog.records] == [1]
+    assert (first.groups, first.partitions, first.records, first.counts.commits) == (1, 2, 4, 2)
+    assert "batch 0: 1 groups, 2 partitions, 4 records (2 commits" in progress_line(first)
+
+    clock.now = T0 + timedelta(seconds=5)
+    batches.run(1, records(("g", "t", 0, 30)))
+    assert reads == [{"t"}, {"t"}]
+    rows = read_lag(out)
+    assert [(r["partition"], r["committed"], r["lag"]) for r in rows] == [
+        (0, 10, 40),
+        (1, 4, 16),
+        (0, 30, 20),
+        (1, 4, 16),  # batch 1 had no commit for partition 1: the state carried it
+    ]
+
+    # a restart replays batch 1 past midnight: a fresh instance loads the state after batch 0
+    clock.now = T0 + timedelta(seconds=15)
+    MonitorBatches(out, state_dir, read_logs, clock=clock).run(1, records(("g", "t", 0, 30)))
+    files = sorted(p.relative_to(out).as_posix() for p in (out / "lag").rglob("*.parquet"))
+    assert files == [
+        "lag/date=2026-11-24/batch-000000000000.parquet",
+        "lag/date=2026-11-25/batch-000000000001.parquet",
+    ]
+    replayed = read_lag(out)
+    assert [(r["partition"], r["committed"], r["lag"]) for r in replayed] == [
+        (0, 10, 40),
+        (1, 4, 16),
+        (0, 30, 20),
+        (1, 4, 16),
+    ]
+    assert {r["time"] for r in replayed[2:]} == {T0 + timedelta(seconds=15)}
