@@ -231,6 +231,9 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         "guarantees (HiGHS); a strategy that does not drain one of those could have, at least "
         "until the members change. In the others no plan can: some member falls behind "
         "whatever it is given.",
+        "",
+        "*Moves* count every partition that changes owner at the join and the leave, the "
+        "leaving member's partitions included once another member takes them.",
     ]
     return "\n".join(lines) + "\n"
 
