@@ -610,3 +610,40 @@ def test_a_group_files_auto_offset_reset_is_one_kafka_knows():
         "f.json: auto_offset_reset: expected latest, earliest, none or by_duration:<duration>, "
         'got "lastest"'
     )
+
+
+def test_a_byte_order_mark_is_no_error_in_any_text_format(tmp_path):
+    """JSON may start with one (RFC 8259 lets readers ignore it; Windows tools write it): the
+    group file and JSON lines read as without it, as describe dumps and CSV files did."""
+    from lagassign.formats.snapshot import read_snapshot
+
+    group = tmp_path / "g.json"
+    group.write_text(json.dumps(ISSUE_2_GROUP), encoding="utf-8-sig")
+    assert load_group(group) == parse_group(ISSUE_2_GROUP)
+    rows = tmp_path / "s.jsonl"
+    rows.write_text(_ROW + "}\n" + _ROW.replace('"partition": 0', '"partition": 1') + "}\n")
+    plain = [b.to_pylist() for b in read_snapshot(str(rows))]
+    rows.write_text(rows.read_text(), encoding="utf-8-sig")
+    assert [b.to_pylist() for b in read_snapshot(str(rows))] == plain
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG LAG OWNER\n",
+            "d.txt:1: column 'LAG' appears twice in the header",
+        ),
+        # a lone carriage return is no line end (Kafka's tool ends lines with \n)
+        (
+            "GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG OWNER\ng t 0 1 2 1 o\rg t 1\n",
+            "d.txt:2: expected 7 columns",
+        ),
+    ],
+)
+def test_describe_headers_and_line_ends(tmp_path, text, message):
+    path = tmp_path / "d.txt"
+    path.write_bytes(text.encode())
+    with pytest.raises(InputError) as e:
+        load_describe(path)
+    assert str(e.value).startswith(f"{tmp_path}/{message}"), str(e.value)

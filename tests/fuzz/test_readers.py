@@ -49,8 +49,13 @@ def _printable(group: Group) -> None:
         name.encode("utf-8")
 
 
+def _text(path: Path) -> str:
+    """The file's text as it is (a byte-order mark is no part of it)."""
+    return path.read_bytes().decode("utf-8-sig")
+
+
 def _doc(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(_text(path))
 
 
 def _partitions_of(topics: dict[str, Any]) -> set[tuple[str, int]]:
@@ -97,8 +102,8 @@ def check_describe(path: Path) -> None:
     groups = load_describe(path)
     # every line that looks like a row (a partition number third) is a partition read
     rows = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-        cells = (line.removeprefix("\ufeff") if i == 0 else line).split()
+    for line in _text(path).split("\n"):
+        cells = line.split()
         if len(cells) >= 6 and cells[0] != "GROUP" and _DIGITS.fullmatch(cells[2]):
             rows.append(cells)
     read = {(g.id, p.topic, p.partition) for g in groups for p in g.partitions()}
@@ -115,7 +120,7 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 
 def check_properties(path: Path) -> None:
     read = {(p.key, p.value) for p in read_properties(path)}
-    lines = _LINE_END.split(path.read_bytes().decode("utf-8"))
+    lines = _LINE_END.split(_text(path))
     for line, expected in PROPERTIES_LINES:
         starts = [k for k, x in enumerate(lines) if x == line]
         # a base line that is still there and starts a line of its own: read as it was
@@ -127,7 +132,7 @@ def _snapshot_rows(path: Path) -> int:
     """How many rows the file holds, counted without lagassign's readers."""
     if path.suffix == ".parquet":
         return int(pq.read_table(path).num_rows)
-    text = path.read_bytes().decode("utf-8")
+    text = _text(path)
     if path.suffix == ".jsonl":
         return sum(1 for line in _LINE_END.split(text) if line.strip())
     records = list(csv.reader(io.StringIO(text, newline="")))

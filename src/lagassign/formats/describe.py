@@ -121,6 +121,9 @@ def _read_header(cells: list[str], place: str) -> list[str]:
     missing = [c for c in _REQUIRED if c not in cells]
     if missing:
         raise InputError(place, f"header lacks column(s) {', '.join(missing)}")
+    for column in cells:
+        if cells.count(column) > 1:
+            raise InputError(place, f"column {column[:40]!r} appears twice in the header")
     return cells
 
 

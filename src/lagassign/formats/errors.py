@@ -19,8 +19,10 @@ class InputError(ValueError):
 
 
 def read_text(path: str | Path) -> str:
-    """A text file's contents (UTF-8); an unreadable file is an :class:`InputError`."""
+    """A text file's contents (UTF-8, without a byte-order mark, line ends as they are); an
+    unreadable file is an :class:`InputError`."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8-sig", newline="") as file:
+            return file.read()
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None

@@ -404,8 +404,8 @@ def open_local(path: str) -> IO[bytes]:
 def _text(path: str, opener: Opener) -> io.TextIOWrapper:
     raw = opener(path)
     if path.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", newline="")
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8-sig", newline="")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
 
 
 def _filtered(batch: pa.RecordBatch, groups: re.Pattern[str] | None) -> pa.RecordBatch:
