@@ -8,6 +8,7 @@ Everything here runs in-process against fake cluster metadata and fake offset re
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,21 +85,38 @@ class Fetch:
         answer: Mapping[TopicPartition, Offsets] | None = None,
         error: Exception | None = None,
         sleep: float = 0.0,
+        gate: threading.Event | None = None,
     ) -> None:
         self.answer = offsets_of() if answer is None else answer
         self.error = error
         self.sleep = sleep
+        #: answers only once the gate is set (``waiting`` meanwhile)
+        self.gate = gate
+        self.waiting = False
         self.calls: list[tuple[str, tuple[str, ...], float]] = []
 
     def __call__(
         self, group: str, topics: Sequence[str], timeout: float
     ) -> Mapping[TopicPartition, Offsets]:
+        if self.gate is not None and not self.gate.is_set():
+            self.waiting = True
         self.calls.append((group, tuple(topics), timeout))
+        if self.gate is not None:
+            self.gate.wait()
+            self.waiting = False
         if self.sleep:
             time.sleep(self.sleep)
         if self.error is not None:
             raise self.error
         return {tp: o for tp, o in self.answer.items() if tp.topic in topics}
+
+
+def wait_calls(fetch: Fetch, n: int) -> None:
+    """Until ``fetch`` has been called ``n`` times: a prefetch calls it from its own thread."""
+    deadline = time.monotonic() + 30
+    while len(fetch.calls) < n:
+        assert time.monotonic() < deadline, f"{len(fetch.calls)} of {n} calls"
+        time.sleep(0.01)
 
 
 def core(
@@ -669,6 +687,7 @@ def test_prefetch_is_used_once(caplog: pytest.LogCaptureFixture) -> None:
     glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     glue.prefetch({"t", "u"})
     glue.prefetch({"u"})  # a JoinGroup retry: the recent prefetch covers it
+    wait_calls(fetch, 1)
     assert len(fetch.calls) == 1
     first = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
     assert first.prefetched and first.lag == "offsets" and len(fetch.calls) == 1
@@ -707,6 +726,7 @@ def test_kafka_python_leader_prefetches_before_it_joins() -> None:
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
     assert len(fetch.calls) == 1
     member.metadata({"t"})  # led: prefetches its own and the group's topics
+    wait_calls(fetch, 2)
     assert fetch.calls[-1][1] == ("t", "u")
     result = member.assign(CLUSTER, join_members(("a", kp.encode_subscription({"t"}, [], 1, consuming=False)), ("b", kp.encode_subscription({"t", "u"}, [], 1, consuming=False))))
     assert len(result) == 2 and len(fetch.calls) == 2
@@ -716,7 +736,33 @@ def test_kafka_python_leader_prefetches_before_it_joins() -> None:
     member.metadata({"t"})
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 3)
     member.metadata({"t"})
+    wait_calls(fetch, 3)
     assert len(fetch.calls) == 3
+
+
+def test_kafka_python_leader_reads_off_the_event_loop() -> None:
+    """metadata() and assign() run inside kafka-python's event loop: the last leader's
+    metadata() returns while its read still runs, and assign() takes the read's answer."""
+    gate = threading.Event()
+    fetch = Fetch(gate=gate)
+    member = kp.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=60)
+    gate.set()  # the first leader reads in assign()
+    member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None, consuming=False))))
+    member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
+    gate.clear()
+    member.metadata({"t"})  # returns although the read cannot finish yet
+    wait_calls(fetch, 2)
+    assert fetch.waiting
+    gate.set()
+    joined = (("a", kp.encode_subscription({"t"}, [], 1, consuming=False)), ("b", kp.encode_subscription({"t", "u"}, [], 1, consuming=False)))
+    member.assign(CLUSTER, join_members(*joined))
+    result = member.last_result
+    assert result is not None and result.prefetched and result.lag == "offsets"
+    assert len(fetch.calls) == 2
+    # what a leader reading in assign() computes from the same offsets
+    inline = GroupAssignor("lag", AssignorSettings(GROUP, fetch=Fetch()))
+    subscriptions = [kp.decode_subscription(m, data.encode()) for m, data in joined]
+    assert result.assignment == inline.assign(subscriptions, CLUSTER.partitions_for_topic).assignment
 
 
 def test_fetch_within_passes_the_answer() -> None:

@@ -141,25 +141,40 @@ def fetch_within(
     on its own (the thread is a daemon), so the caller never waits much longer than
     ``timeout``.
     """
-    result: list[Mapping[TopicPartition, Offsets]] = []
-    failure: list[BaseException] = []
-    done = threading.Event()
+    return _Fetching(fetch, group, topics, timeout).result()
 
-    def run() -> None:
-        try:
-            result.append(fetch(group, topics, timeout))
-        except BaseException as exc:  # reported to the caller, whatever it is
-            failure.append(exc)
-        finally:
-            done.set()
 
-    threading.Thread(target=run, name=f"lagassign-offsets-{group}", daemon=True).start()
-    if not done.wait(timeout + _GRACE):
-        raise OffsetsUnavailable(f"no answer within {timeout:g} s")
-    if failure:
-        exc = failure[0]
-        raise OffsetsUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    return result[0]
+class _Fetching:
+    """``fetch(group, topics, timeout)`` running in a daemon thread from its creation on;
+    :meth:`result` waits for it until ``timeout`` (and a little grace) after the start."""
+
+    def __init__(
+        self, fetch: OffsetsFetch, group: str, topics: Sequence[str], timeout: float
+    ) -> None:
+        self.started = time.monotonic()
+        self.timeout = timeout
+        self._answer: list[Mapping[TopicPartition, Offsets]] = []
+        self._failure: list[BaseException] = []
+        self._done = threading.Event()
+
+        def run() -> None:
+            try:
+                self._answer.append(fetch(group, topics, timeout))
+            except BaseException as exc:  # reported to the caller, whatever it is
+                self._failure.append(exc)
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name=f"lagassign-offsets-{group}", daemon=True).start()
+
+    def result(self) -> Mapping[TopicPartition, Offsets]:
+        left = self.started + self.timeout + _GRACE - time.monotonic()
+        if not self._done.wait(max(left, 0.0)):
+            raise OffsetsUnavailable(f"no answer within {self.timeout:g} s")
+        if self._failure:
+            exc = self._failure[0]
+            raise OffsetsUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        return self._answer[0]
 
 
 class GroupAssignor:
@@ -232,14 +247,16 @@ class GroupAssignor:
         )
 
     def prefetch(self, topics: Iterable[str]) -> None:
-        """Reads the offsets of ``topics`` now, for the next :meth:`assign` to use.
+        """Starts reading the offsets of ``topics`` in a worker thread, for the next
+        :meth:`assign` to use, and returns at once.
 
         For a member that expects to lead the coming rebalance (it led the last one): the
-        kafka-python adapter calls this before the member sends JoinGroup, so that ``assign()``
-        itself is quick (see :mod:`lagassign.kafka.kafka_python`). Waits at most
-        ``lag_timeout``; a failure is kept and reported (one warning) by the ``assign()`` that
-        uses it. Does nothing for strategies that do not read lag, or when a prefetch of the
-        same topics is younger than :data:`PREFETCH_REUSE` seconds (a retried JoinGroup).
+        kafka-python adapter calls this as the member sends JoinGroup, so that the read runs
+        off its event loop and ``assign()`` waits at most for what is left of it (see
+        :mod:`lagassign.kafka.kafka_python`); the read has ``lag_timeout`` from its start. A
+        failure is kept and reported (one warning) by the ``assign()`` that uses it. Does
+        nothing for strategies that do not read lag, or when a prefetch of the same topics is
+        younger than :data:`PREFETCH_REUSE` seconds (a retried JoinGroup).
         """
         if not self.strategy.uses_lag:
             return
@@ -251,11 +268,8 @@ class GroupAssignor:
         if kept is not None and wanted <= kept.topics and now - kept.at <= PREFETCH_REUSE:
             return
         ordered = sorted(wanted, key=java_order)
-        try:
-            offsets = fetch_within(self._fetch, self.group_id, ordered, self.lag_timeout)
-            self._prefetched = _Prefetch(time.monotonic(), wanted, offsets, None)
-        except OffsetsUnavailable as exc:
-            self._prefetched = _Prefetch(time.monotonic(), wanted, {}, str(exc))
+        fetching = _Fetching(self._fetch, self.group_id, ordered, self.lag_timeout)
+        self._prefetched = _Prefetch(fetching.started, wanted, fetching)
 
     def discard_prefetch(self) -> None:
         self._prefetched = None
@@ -284,9 +298,7 @@ class GroupAssignor:
             try:
                 if used_prefetch:
                     assert prefetched is not None
-                    if prefetched.error is not None:
-                        raise OffsetsUnavailable(prefetched.error)
-                    offsets = prefetched.offsets
+                    offsets = prefetched.fetching.result()
                 else:
                     offsets = fetch_within(self._fetch, self.group_id, topics, self.lag_timeout)
                 lag = "offsets"
@@ -341,10 +353,10 @@ class GroupAssignor:
 
 @dataclass(frozen=True, slots=True)
 class _Prefetch:
+    #: when the read started
     at: float
     topics: frozenset[str]
-    offsets: Mapping[TopicPartition, Offsets]
-    error: str | None
+    fetching: _Fetching
 
 
 def _consuming(

@@ -32,15 +32,19 @@ of a subscribed topic changed (its metadata snapshot; the usual case at start-up
 first rebalance runs before the topics' metadata is known): the coordinator then no longer sees
 a rejoin pending, never completes the join and the member drops out of the group for good. A
 leader that spends up to ``lag_timeout`` reading offsets inside ``assign()`` makes that window
-wide. So a member that led the last rebalance reads the offsets in ``metadata()``, before it
-sends JoinGroup (while kafka-python still knows it is rejoining), and its ``assign()`` uses them
+wide. So a member that led the last rebalance starts reading the offsets in ``metadata()``, as
+it sends JoinGroup (while kafka-python still knows it is rejoining), in a worker thread, and its
+``assign()`` uses them, waiting at most for what is left of the read
 (:meth:`~lagassign.kafka.group.GroupAssignor.prefetch`); a failed read is then reported by
-``assign()`` as any other. Only a member that did not lead the last rebalance reads the offsets
-inside ``assign()``: the first leader of a group, or a new leader after the old one left, and
-kafka-python always knows those rebalances as pending. A rebalance adds at most ``lag_timeout``
-either way. What is left is the window every assignor has (the assignment itself and the
-SyncGroup round trip); a consumer that iterates (``for record in consumer``) or polls without a
-deadline (``poll(timeout_ms=float("inf"))``) has none.
+``assign()`` as any other. ``metadata()`` and ``assign()`` run inside kafka-python's event loop
+(a step longer than 0.1 s is logged as ``Task … ran for … It is blocking the event loop``), so
+the read must not run there: it runs beside the JoinGroup round trip instead. Only a member
+that did not lead the last rebalance reads the offsets inside ``assign()`` (on the loop): the
+first leader of a group, or a new leader after the old one left, and kafka-python always knows
+those rebalances as pending. A rebalance adds at most ``lag_timeout`` either way. What is
+left is the window every assignor has (the assignment itself and the SyncGroup round trip);
+a consumer that iterates (``for record in consumer``) or polls without a deadline
+(``poll(timeout_ms=float("inf"))``) has none.
 
 Rebalance protocol: kafka-python 3 implements KIP-429. A consumer runs the highest protocol
 that all of its assignors declare (``supported_protocols()``) and refuses to start if they
@@ -134,9 +138,10 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     def metadata(self, topics: Iterable[str]) -> Any:
         """This member's subscription for the JoinGroup request.
 
-        A member that led the last rebalance reads the offsets here, before it joins, so that
-        its ``assign()`` is quick: kafka-python 3.0 drops a rebalance whose leader is still
-        assigning when the ``poll()`` that started it times out (see the module docstring).
+        A member that led the last rebalance starts reading the offsets here, in a worker
+        thread, so that its ``assign()`` is quick and the read does not block kafka-python's
+        event loop: kafka-python 3.0 drops a rebalance whose leader is still assigning when the
+        ``poll()`` that started it times out (see the module docstring).
         """
         topics = frozenset(topics)
         self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
