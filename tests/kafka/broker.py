@@ -265,17 +265,32 @@ def produce(
 
 def commit(bootstrap: str, group: str, offsets: Mapping[TP, int]) -> None:
     """Commits ``offsets`` for ``group`` from a consumer that never joins the group."""
-    from confluent_kafka import Consumer
+    from confluent_kafka import Consumer, KafkaError, KafkaException
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
     )
+    #: the coordinator may still be looked up or loading (a busy broker): asked again
+    finding = {
+        KafkaError._WAIT_COORD,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+        KafkaError.NOT_COORDINATOR,
+    }
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
     try:
-        result = consumer.commit(
-            offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
-            asynchronous=False,
-        )
+        while True:
+            try:
+                result = consumer.commit(
+                    offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                    asynchronous=False,
+                )
+                break
+            except KafkaException as exc:
+                if exc.args[0].code() not in finding or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
         failed = [tp for tp in result or () if tp.error is not None]
         if result is None or failed:
             raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")

@@ -236,6 +236,46 @@ def test_lag_assignment_is_the_cores(
         assert "Traceback" not in p.stderr(), p.stderr()
 
 
+def test_aiokafka_group_of_10000_partitions_assigns_by_real_lag(
+    procs: Procs, admin: AdminClient, kafka_bootstrap: str
+) -> None:
+    """Issue 15: an aiokafka group reading 20 topics of 500 partitions gets the lag strategy's
+    assignment of the real lags (read by the leader's OffsetsReader), not the lag-0 fallback.
+    The leader's deadline is the e2e tests' generous one, so the test checks what is read, not
+    how fast (bench/offsets.py and bench/rebalance.py measure that against aiokafka's 1 s
+    default). CPU-cheap: a backlog on a few partitions only, committed at 0, and members that
+    start at the log end elsewhere, so they fetch almost nothing."""
+    group = unique("group")
+    topics = [unique(f"wide{i:02d}") for i in range(20)]
+    counts = {t: [0] * 500 for t in topics}
+    for i, t in enumerate(topics[:4]):
+        for p in range(0, 500, 50):
+            counts[t][p] = 20 + 37 * ((p // 50 + 3 * i) % 7)
+    committed = {
+        TopicPartition(t, p): 0 for t, ns in counts.items() for p, n in enumerate(ns) if n
+    }
+    try:
+        backlog(admin, kafka_bootstrap, counts)
+        commit(kafka_bootstrap, group, {(tp.topic, tp.partition): o for tp, o in committed.items()})
+        settings = ["--lag-timeout", f"{LAG_TIMEOUT_S}", "--auto-offset-reset", "latest"]
+        members = [
+            procs.member("aiokafka", f"aiokafka-{i}", group, topics, *settings) for i in range(2)
+        ]
+        generation, assigned = wait_settled(members, all_partitions(counts), procs)
+
+        leader = leader_event(members, generation)
+        assert (leader["lag"], leader["error"]) == ("offsets", None), leader["error"]
+        by_lag = core_lag_assignment(counts, committed, sorted(assigned))
+        assert assigned == by_lag
+        assert by_lag != core_lag_assignment(counts, None, sorted(assigned))  # not the fallback
+        for p in members:
+            assert "Traceback" not in p.stderr(), p.stderr()
+    finally:
+        procs.close()
+        for future in admin.delete_topics(topics, request_timeout=60).values():
+            future.result(timeout=60)
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_killed_member_everything_consumed(
     client: str, procs: Procs, admin: AdminClient, kafka_bootstrap: str

@@ -189,6 +189,8 @@ _THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
 CHUNK = 250
 #: partitions per ``list_consumer_group_offsets`` call (the same search in the answer)
 COMMITTED_CHUNK = 500
+#: up to this many topics, metadata is asked for topic by topic; beyond, for all at once
+ALONE_TOPICS = 32
 #: threads sending the ``offsets_for_times`` chunks (each call waits for its own answers)
 THREADS = 4
 #: Kafka's ListOffsets timestamps for the log start and the log end (high watermark)
@@ -457,22 +459,17 @@ class OffsetsReader:
         results = self._gather(calls, deadline)
         if committed is None:
             committed = self._committed(group, results["list_consumer_group_offsets"].values())
-        logs: dict[int, dict[tuple[str, int], int]] = {EARLIEST: {}, LATEST: {}}
+        logs: dict[int, list[int]] = {EARLIEST: [0] * len(tps), LATEST: [0] * len(tps)}
         for share in results["list_offsets"].values():
-            for spec, listed in share:
-                found = logs[spec]
-                for ktp in listed:
-                    if ktp.error is not None:
-                        raise self._failed(
-                            f"list_offsets failed for {ktp.topic}-{ktp.partition}", ktp.error
-                        )
-                    found[ktp.topic, ktp.partition] = ktp.offset
+            for spec, start, offsets, failed in share:
+                if failed is not None:
+                    raise self._failed(f"list_offsets failed for {failed[0]}", failed[1])
+                logs[spec][start : start + len(offsets)] = offsets
 
         begin, end = logs[EARLIEST], logs[LATEST]
         none: frozenset[str] = frozenset()
         rows = []
-        for topic, p in tps:
-            b, e = begin[topic, p], end[topic, p]
+        for (topic, p), b, e in zip(tps, begin, end, strict=True):
             tp = TopicPartition(topic, p)
             if b < 0 or e < b:
                 raise OffsetsError(
@@ -489,11 +486,12 @@ class OffsetsReader:
         """Replica broker ids of every partition of ``topics`` that exist, and the rack of
         every broker that has one.
 
-        One metadata request (of the one topic, or of all, which costs less than many single
-        ones), then one of each topic missing from a full listing, to tell a topic that does
-        not exist from one the client may not see. ``describe_cluster`` (the racks) goes
-        through the admin client at the same time, which also tells a cluster that cannot be
-        reached or refuses the credentials at once (:meth:`_check_faults`)."""
+        A metadata request per topic for up to :data:`ALONE_TOPICS` topics (on :data:`THREADS`
+        threads), else one of all the cluster's topics and then one of each topic missing from
+        it, to tell a topic that does not exist from one the client may not see.
+        ``describe_cluster`` (the racks) goes through the admin client at the same time, which
+        also tells a cluster that cannot be reached or refuses the credentials at once
+        (:meth:`_check_faults`)."""
         from confluent_kafka import KafkaError, KafkaException
 
         consumer = self._consumer_client()
@@ -509,12 +507,18 @@ class OffsetsReader:
                 # asked within its timeout: a timeout (a refused connection is a fault first)
                 raise KafkaException(KafkaError(KafkaError._TIMED_OUT)) from None
 
+        def alone(some: Sequence[str]) -> dict[str, Any]:
+            return {t: listing(t).topics.get(t) for t in some}
+
         admin = self._client()
-        single = topics[0] if len(topics) == 1 else None
         remaining = self._remaining(deadline)
+        few = len(topics) <= ALONE_TOPICS
+        threads = min(THREADS, len(topics))
         listed = self._gather(
             {
-                call: {"": self._in_thread(listing, single)},
+                call: {i: self._in_thread(alone, topics[i::threads]) for i in range(threads)}
+                if few
+                else {"": self._in_thread(listing, None)},
                 "describe_cluster": self._send(
                     "describe_cluster",
                     lambda: {"": admin.describe_cluster(request_timeout=remaining)},
@@ -522,14 +526,16 @@ class OffsetsReader:
             },
             deadline,
         )
-        found = listed[call][""].topics
         racks = {n.id: n.rack for n in listed["describe_cluster"][""].nodes if n.rack}
-        missing = [t for t in topics if t not in found]
-        if missing:
-            alone = self._gather(
-                {call: {t: self._in_thread(listing, t) for t in missing}}, deadline
-            )[call]
-            found = {**found, **{t: alone[t].topics.get(t) for t in missing}}
+        if few:
+            found = {t: meta for share in listed[call].values() for t, meta in share.items()}
+        else:
+            found = dict(listed[call][""].topics)
+            missing = [t for t in topics if t not in found]
+            if missing:
+                found |= self._gather({call: {"": self._in_thread(alone, missing)}}, deadline)[
+                    call
+                ][""]
         replicas: dict[str, dict[int, list[int]]] = {}
         for topic in topics:
             meta = found.get(topic)
@@ -548,21 +554,29 @@ class OffsetsReader:
     ) -> dict[int, Future[Any]]:
         """Log start and log end of ``tps``: ``offsets_for_times`` of :data:`CHUNK` partitions
         at a time with the timestamps :data:`EARLIEST` and :data:`LATEST`, shared out among
-        :data:`THREADS` threads; each thread's answer is a list of (timestamp, partitions)."""
+        :data:`THREADS` threads. Each thread's answer: for each of its chunks, (timestamp,
+        where the chunk starts in ``tps``, its offsets in order, None or the first failed
+        partition and its error); librdkafka answers in the order asked."""
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         consumer = self._consumer_client()
-        jobs = [
-            (spec, tps[i : i + CHUNK])
-            for i in range(0, len(tps), CHUNK)
-            for spec in (EARLIEST, LATEST)
-        ]
+        jobs = [(spec, i) for i in range(0, len(tps), CHUNK) for spec in (EARLIEST, LATEST)]
 
-        def work(share: list[tuple[int, Sequence[tuple[str, int]]]]) -> list[tuple[int, Any]]:
+        def work(share: list[tuple[int, int]]) -> list[tuple[int, int, list[int], Any]]:
             out = []
-            for spec, chunk in share:
+            for spec, start in share:
+                chunk = tps[start : start + CHUNK]
                 request = [KafkaTopicPartition(t, p, spec) for t, p in chunk]
-                out.append((spec, consumer.offsets_for_times(request, self._remaining(deadline))))
+                listed = consumer.offsets_for_times(request, self._remaining(deadline))
+                failed = next(
+                    (
+                        (f"{t}-{p}", k.error)
+                        for (t, p), k in zip(chunk, listed, strict=True)
+                        if k.error is not None
+                    ),
+                    None,
+                )
+                out.append((spec, start, [k.offset for k in listed], failed))
             return out
 
         threads = min(THREADS, len(jobs))
