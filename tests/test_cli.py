@@ -387,3 +387,15 @@ def test_every_error_is_one_line_whatever_text_it_carries(monkeypatch, capsys, e
     assert cli.main(["plan", "--sample"]) in (1, 2)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "g\\nlagassign: error: forged\\u2028" in err, err
+
+
+def test_the_command_line_builds_without_pyarrow_or_pyspark():
+    """Every flag's help (the snapshot formats, the input formats, the pipeline's sources) comes
+    from registries whose modules import pyarrow and PySpark only when they read."""
+    code = (
+        "import sys; from lagassign.cli import _build_parser; _build_parser().format_help(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'pyspark')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "[]\n"

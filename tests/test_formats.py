@@ -647,3 +647,77 @@ def test_describe_headers_and_line_ends(tmp_path, text, message):
     with pytest.raises(InputError) as e:
         load_describe(path)
     assert str(e.value).startswith(f"{tmp_path}/{message}"), str(e.value)
+
+
+# ------------------------------------------------------------------------------------------------
+# the registries: snapshot formats by file name, and what --input reads
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("a.jsonl", "jsonl"),
+        ("a.NDJSON", "jsonl"),
+        ("a.json", "jsonl"),
+        ("a.json.gz", "jsonl"),
+        ("a.csv", "csv"),
+        ("a.csv.gz", "csv"),
+        ("a.parquet", "parquet"),
+        ("a.PQ", "parquet"),
+        ("a.parquet.gz", None),  # Parquet compresses itself
+        ("a.txt", None),
+        ("a.gz", None),
+        ("jsonl", None),
+    ],
+)
+def test_a_snapshot_file_name_says_its_format(name, fmt):
+    from lagassign.formats.snapshot_formats import format_of
+
+    assert format_of(name) == fmt
+
+
+def test_snapshot_formats_and_where_their_rows_are():
+    from lagassign.formats.snapshot_formats import names, shown_suffixes
+    from lagassign.formats.snapshot_rows import place
+
+    assert names() == ["jsonl", "csv", "parquet"]
+    assert shown_suffixes() == ".jsonl, .csv, .parquet"
+    assert shown_suffixes(" or ") == ".jsonl, .csv or .parquet"
+    assert place("f.csv", 3) == "f.csv:3"
+    assert place("f.jsonl.gz", 3) == "f.jsonl.gz:3"
+    assert place("f.pq", 3) == "f.pq: row 3"
+    assert place("dump.txt", 3) == "dump.txt:3"
+    assert place("f.pq", None) == "f.pq"
+
+
+def test_an_unknown_snapshot_format_is_one_error(tmp_path):
+    from lagassign.formats.snapshot import read_snapshot
+
+    path = tmp_path / "fleet.xml"
+    path.write_text("<fleet/>")
+    with pytest.raises(InputError) as e:
+        list(read_snapshot(str(path)))
+    assert str(e.value) == f"{path}: unknown snapshot format (expected .jsonl, .csv or .parquet)"
+    with pytest.raises(InputError, match="unknown snapshot format"):
+        list(read_snapshot(str(tmp_path / "fleet.csv"), "xml"))
+
+
+def test_input_reads_by_file_name(tmp_path):
+    """.json and any name no format says: a group file; a snapshot name (.json.gz too): a
+    snapshot file of many groups."""
+    from lagassign.formats.inputs import input_help, load_groups
+
+    row = {"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 5, "member_id": "m"}
+    group = {"group": "g", "topics": {"t": {"partitions": 1}}, "members": [{"id": "m", "topics": ["t"]}]}
+    for name, text in (("g.json", json.dumps(group)), ("g.TXT", json.dumps(group)),
+                       ("s.ndjson", json.dumps(row) + "\n"), ("s.csv", "group,topic,partition,begin,end\ng,t,0,0,5\n")):
+        (tmp_path / name).write_text(text)
+        (read,) = load_groups(str(tmp_path / name))
+        assert read.id == "g" and [p.tp for p in read.partitions()] == [TopicPartition("t", 0)]
+    (tmp_path / "s.jsonl.gz").write_text(json.dumps(row))  # not gzip: read as a snapshot
+    with pytest.raises(InputError, match=r"s\.jsonl\.gz"):
+        load_groups(str(tmp_path / "s.jsonl.gz"))
+    assert input_help() == (
+        "a group file (JSON), or a snapshot file of many groups (.jsonl, .csv, .parquet; "
+        "--group picks one)"
+    )

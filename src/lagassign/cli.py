@@ -28,6 +28,7 @@ from lagassign.arguments import (
 )
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
+from lagassign.formats.inputs import input_help, load_groups
 from lagassign.formats.limits import one_line
 from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsError
 from lagassign.lag_rules import group_lags
@@ -92,8 +93,7 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     source.add_argument(
         "--input",
         metavar="FILE",
-        help="a group file (JSON), or a snapshot file of many groups (.jsonl, .csv, .parquet; "
-        "--group picks one)",
+        help=input_help(),
     )
     source.add_argument(
         "--describe-file", metavar="FILE", help="output of kafka-consumer-groups.sh --describe"
@@ -181,8 +181,6 @@ def _load_groups(args: argparse.Namespace) -> list[Group]:
                 "--auto-offset-reset: the input file sets auto_offset_reset itself (a group "
                 "file's key, a snapshot file's column)"
             )
-        from lagassign.formats.inputs import load_groups  # (pyarrow: only when reading)
-
         groups = load_groups(args.input)
     else:
         groups = load_describe(args.describe_file or sample_describe_file(), reset)

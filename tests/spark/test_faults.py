@@ -23,11 +23,11 @@ from pyspark.sql import SparkSession
 from lagassign import cli
 from lagassign.formats.errors import InputError
 from lagassign.formats.snapshot import read_snapshot
-from lagassign.spark import sources
 from lagassign.spark.groups import plan_rows
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import Progress, run
+from lagassign.spark.sources import files as file_sources
 
 ROW = {"group": "g", "topic": "t", "partition": 0, "begin": 0, "end": 10}
 PARQUET = {"group": ["g"], "topic": ["t"], "partition": [0], "begin": [0], "end": [10]}
@@ -313,9 +313,9 @@ def test_a_reader_failure_no_check_foresaw_still_names_the_file(
     def broken(path: str, *args: Any, **kw: Any) -> Any:
         raise TypeError("Object of type datetime is not\nJSON serializable")
 
-    monkeypatch.setattr(sources, "read_snapshot_file", broken)
+    monkeypatch.setattr(file_sources, "read_snapshot_file", broken)
     path = str(_jsonl(tmp_path / "a.jsonl", ROW))
-    read = sources._file_reader(False, None, None, "latest")
+    read = file_sources._file_reader(False, None, None, "latest")
     [batch] = list(read(iter([pa.record_batch({"path": [path]})])))
     [row] = batch.to_pylist()
     assert (row["source"], row["error"]) == (

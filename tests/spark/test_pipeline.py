@@ -34,7 +34,7 @@ from lagassign.plan import plan_group
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import run
-from lagassign.spark.sources import sample_fleet
+from lagassign.spark.sources.sample import sample_fleet
 from lagassign.strategies import names
 
 SEED002 = Path(str(cli.sample_describe_file()))

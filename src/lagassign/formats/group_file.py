@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lagassign.formats.inputs import input_format
 from lagassign.formats.json_reader import JsonReader, load_json
 from lagassign.formats.limits import (
     MAX_GENERATION,
@@ -45,6 +46,12 @@ _MEMBER_KEYS = {"id", "topics", "instance_id", "rack", "owned", "generation", "c
 def load_group(path: str | Path) -> Group:
     """Read a group file. Raises :class:`InputError` naming the file and the key."""
     return parse_group(load_json(path), source=str(path))
+
+
+@input_format("group", (".json",), "a group file (JSON)", fallback=True)
+def read_group_file(path: str) -> list[Group]:
+    """The group of a group file, as ``--input`` reads it (also any name no format says)."""
+    return [load_group(path)]
 
 
 def parse_group(data: Any, source: str = "<group>") -> Group:

@@ -1,7 +1,10 @@
-"""Snapshot files (JSON lines, CSV, Parquet) and describe dumps -> snapshot rows (Arrow).
+"""Snapshot files and describe dumps -> checked snapshot rows (Arrow).
 
 Pure Python and pyarrow, no Spark: the pipeline runs these functions on its executors, one
-file per call, and the tests and the benchmark's plain loop call them directly.
+file per call, and the tests and the benchmark's plain loop call them directly. Each file
+format (JSON lines, CSV, Parquet: :mod:`lagassign.formats.snapshot_formats`) is a module of its
+own that turns a file into :class:`Chunk`\\ s of raw values; this module checks them
+(:func:`checked_batch`) the same way whatever the format.
 
 A snapshot has one row per group × partition::
 
@@ -18,22 +21,20 @@ from 1, of a Parquet file) and the column. Unknown columns are errors, so that a
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from lagassign.formats import snapshot_formats
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
-from lagassign.formats.json_reader import parse_json
 from lagassign.formats.limits import (
     MAX_GENERATION,
     MAX_INT_DIGITS,
@@ -45,7 +46,8 @@ from lagassign.formats.limits import (
     text_problem,
     too_large,
 )
-from lagassign.formats.snapshot_rows import ROW_SCHEMA, format_of, group_rows, place, rows_batch
+from lagassign.formats.snapshot_formats import Opener, format_of, open_local, shown_suffixes
+from lagassign.formats.snapshot_rows import ROW_SCHEMA, group_rows, place, rows_batch
 from lagassign.lag_rules import AUTO_OFFSET_RESETS, known_reset
 
 #: rows per Arrow batch a reader yields
@@ -119,7 +121,7 @@ class _Bad(ValueError):
     """A bad value; the caller knows the row and the column."""
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     if not isinstance(value, str):
         return shown(value)
     text = repr(value)
@@ -136,12 +138,12 @@ def _integer(value: Any, text: bool) -> int:
     if text and isinstance(value, str):
         match = _CSV_INTEGER.fullmatch(value)
         if match is None:
-            raise _Bad(f"expected an integer, got {_shown(value)}")
+            raise _Bad(f"expected an integer, got {shown_value(value)}")
         if len(match.group(1)) > MAX_INT_DIGITS:
             raise _Bad(f"out of range, got a number of {len(match.group(1)):,} digits")
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Bad(f"expected an integer, got {_shown(value)}")
+        raise _Bad(f"expected an integer, got {shown_value(value)}")
     if isinstance(value, float):
         if not value.is_integer():
             raise _Bad(f"expected an integer, got {value!r}")
@@ -163,12 +165,12 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
     kind = spec.kind
     if kind in ("name", "text", "reset"):
         if not isinstance(value, str):
-            raise _Bad(f"expected a string, got {_shown(value)}")
+            raise _Bad(f"expected a string, got {shown_value(value)}")
         _check_text(value)
         if kind == "name" and not value:
             raise _Bad("must not be empty")
         if kind == "reset" and not known_reset(value):
-            raise _Bad(f"expected {AUTO_OFFSET_RESETS}, got {_shown(value)}")
+            raise _Bad(f"expected {AUTO_OFFSET_RESETS}, got {shown_value(value)}")
         return value
     if kind in ("int", "partition"):
         number = _integer(value, text)
@@ -179,14 +181,16 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
     if kind == "rate":
         if text and isinstance(value, str):
             if _CSV_NUMBER.fullmatch(value) is None:
-                raise _Bad(f"expected a number, got {_shown(value)}")
+                raise _Bad(f"expected a number, got {shown_value(value)}")
             rate = float(value)
         elif isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Bad(f"expected a number, got {_shown(value)}")
+            raise _Bad(f"expected a number, got {shown_value(value)}")
         else:
             rate = float(value)
         if not math.isfinite(rate) or rate < 0:
-            raise _Bad(f"must be a number of messages per second, not below 0, got {_shown(value)}")
+            raise _Bad(
+                f"must be a number of messages per second, not below 0, got {shown_value(value)}"
+            )
         _within(rate, spec.largest)
         return rate
     # list: topic names (subscribed) or rack ids (replica_racks)
@@ -194,10 +198,10 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
         _check_text(value)
         return [item for item in _LIST_SEPARATORS.split(value) if item]
     if not isinstance(value, list | tuple):
-        raise _Bad(f"expected a list of strings, got {_shown(value)}")
+        raise _Bad(f"expected a list of strings, got {shown_value(value)}")
     for item in value:
         if not isinstance(item, str) or not item:
-            raise _Bad(f"expected a list of non-empty strings, got {_shown(list(value))}")
+            raise _Bad(f"expected a list of non-empty strings, got {shown_value(list(value))}")
         _check_text(item)
     return list(value)
 
@@ -205,7 +209,7 @@ def _check_value(spec: _Column, value: Any, text: bool) -> Any:
 def _check_text(value: str) -> None:
     problem = text_problem(value)
     if problem is not None:
-        raise _Bad(f"{_shown(value)}: {problem}")
+        raise _Bad(f"{shown_value(value)}: {problem}")
 
 
 def _within(value: float, largest: float) -> None:
@@ -219,7 +223,7 @@ def _within(value: float, largest: float) -> None:
 
 
 @dataclass
-class _Chunk:
+class Chunk:
     """Rows read but not yet checked: raw values per column and where each row is."""
 
     source: str
@@ -330,7 +334,7 @@ def _index(mask: pa.Array) -> int:
     return int(pc.index(mask, True).as_py())
 
 
-def _to_batch(chunk: _Chunk, arrow: Mapping[str, pa.Array] | None = None) -> pa.RecordBatch:
+def checked_batch(chunk: Chunk, arrow: Mapping[str, pa.Array] | None = None) -> pa.RecordBatch:
     """Checks every value of the chunk; raises InputError at the first bad row (in file order;
     within a row, the first bad column in COLUMNS order)."""
     found: tuple[int, str, str] | None = None
@@ -376,7 +380,7 @@ def _to_batch(chunk: _Chunk, arrow: Mapping[str, pa.Array] | None = None) -> pa.
     return pa.RecordBatch.from_arrays([columns[f] for f in ROW_SCHEMA.names], schema=ROW_SCHEMA)
 
 
-def _unknown(columns: Iterable[str], where: str) -> None:
+def check_known(columns: Iterable[str], where: str) -> None:
     for column in columns:
         if column not in _SPECS:
             raise InputError(
@@ -384,7 +388,7 @@ def _unknown(columns: Iterable[str], where: str) -> None:
             )
 
 
-def _missing(columns: Iterable[str], where: str) -> None:
+def check_required(columns: Iterable[str], where: str) -> None:
     present = set(columns)
     for column in REQUIRED:
         if column not in present:
@@ -392,135 +396,26 @@ def _missing(columns: Iterable[str], where: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# the formats
-
-Opener = Callable[[str], IO[bytes]]
+# what the formats' readers (lagassign.formats.snapshot_formats) share
 
 
-def open_local(path: str) -> IO[bytes]:
-    return open(path, "rb")
-
-
-def _text(path: str, opener: Opener) -> io.TextIOWrapper:
+def open_text(path: str, opener: Opener) -> io.TextIOWrapper:
+    """A text file as UTF-8 lines, gunzipped when its name ends in ``.gz``."""
     raw = opener(path)
     if path.lower().endswith(".gz"):
         return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8-sig", newline="")
     return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
 
 
-def _filtered(batch: pa.RecordBatch, groups: re.Pattern[str] | None) -> pa.RecordBatch:
+def only_groups(batch: pa.RecordBatch, groups: re.Pattern[str] | None) -> pa.RecordBatch:
+    """The rows of ``batch`` whose group id the whole pattern matches (all: None)."""
     if groups is None:
         return batch
     keep = [groups.fullmatch(g) is not None for g in batch.column("group").to_pylist()]
     return batch.filter(pa.array(keep, pa.bool_()))
 
 
-def parse_json_line(line: str, where: str) -> Any:
-    """One line of a JSON lines file; the column is the line's (``file:line``, column N)."""
-    try:
-        return parse_json(line, where)
-    except InputError as e:
-        place, _, column = e.place.partition(f"{where}:")
-        if place or not column:
-            raise
-        # parse_json says where:1:col; a line's errors name the file's line and the column
-        raise InputError(where, f"{e.message} (column {column.split(':')[-1]})") from None
-
-
-def read_jsonl(
-    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    chunk = _Chunk(path, {c: [] for c in COLUMNS}, [])
-    with _text(path, opener) as lines:
-        number = 0
-        try:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{number}"
-                obj = parse_json_line(line, where)
-                if not isinstance(obj, dict):
-                    raise InputError(where, f"expected a JSON object, got {_shown(obj)}")
-                _unknown(obj, where)
-                for column in COLUMNS:
-                    chunk.columns[column].append(obj.get(column))
-                chunk.rows.append(number)
-                if len(chunk) >= BATCH_ROWS:
-                    yield _filtered(_to_batch(chunk), groups)
-                    chunk = _Chunk(path, {c: [] for c in COLUMNS}, [])
-        except UnicodeDecodeError:
-            raise InputError(f"{path}:{number + 1}", "not UTF-8 text") from None
-    if len(chunk):
-        yield _filtered(_to_batch(chunk), groups)
-
-
-def read_csv(
-    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    with _text(path, opener) as text:
-        reader = csv.reader(text)
-        try:
-            header = next(reader, None)
-            if header is None:
-                return
-            header = [h.strip().removeprefix("\ufeff") for h in header]  # (Excel's BOM)
-            where = f"{path}:1"
-            _unknown(header, where)
-            _missing(header, where)
-            for column in header:
-                if header.count(column) > 1:
-                    raise InputError(where, f"column {column!r} appears twice")
-            chunk = _Chunk(path, {c: [] for c in header}, [], text=True)
-            for cells in reader:
-                if not cells:
-                    continue
-                number = reader.line_num
-                if len(cells) != len(header):
-                    raise InputError(
-                        f"{path}:{number}", f"expected {len(header)} cells, got {len(cells)}"
-                    )
-                for column, cell in zip(header, cells, strict=True):
-                    chunk.columns[column].append(cell)
-                chunk.rows.append(number)
-                if len(chunk) >= BATCH_ROWS:
-                    yield _filtered(_to_batch(chunk), groups)
-                    chunk = _Chunk(path, {c: [] for c in header}, [], text=True)
-        except UnicodeDecodeError:
-            raise InputError(f"{path}:{reader.line_num + 1}", "not UTF-8 text") from None
-        except csv.Error as e:
-            raise InputError(f"{path}:{reader.line_num}", f"bad CSV: {e}") from None
-    if len(chunk):
-        yield _filtered(_to_batch(chunk), groups)
-
-
-def read_parquet(
-    path: str, opener: Opener = open_local, groups: re.Pattern[str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    try:
-        source = opener(path)
-        parquet = pq.ParquetFile(source)
-    except (OSError, pa.ArrowException) as e:
-        raise InputError(path, f"not a Parquet file: {e}") from None
-    with source:
-        names = parquet.schema_arrow.names
-        _unknown(names, path)
-        _missing(names, path)
-        first = 1
-        try:
-            for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
-                n = batch.num_rows
-                _check_utf8(batch, path, first)
-                chunk = _Chunk(path, {}, list(range(first, first + n)))
-                arrow = {name: batch.column(name) for name in batch.schema.names}
-                yield _filtered(_to_batch(chunk, arrow), groups)
-                first += n
-        except (OSError, pa.ArrowException) as e:
-            raise InputError(f"{path}: row {first}", f"cannot read: {e}") from None
-        except UnicodeDecodeError:  # (strings nested deeper than _check_utf8 looks)
-            raise InputError(f"{path}: row {first}", "not UTF-8 text") from None
-
-
-def _check_utf8(batch: pa.RecordBatch, path: str, first: int) -> None:
+def check_utf8(batch: pa.RecordBatch, path: str, first: int) -> None:
     """Parquet does not promise that its strings are UTF-8 (Arrow reads them unchecked): the
     first that is not, in row order, is an InputError naming its row and column."""
     found = [
@@ -559,9 +454,6 @@ def _first_invalid_utf8(array: pa.Array) -> int:
     return -1
 
 
-_READERS = {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}
-
-
 def read_snapshot(
     path: str,
     fmt: str | None = None,
@@ -570,11 +462,11 @@ def read_snapshot(
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one snapshot file, checked, in batches; ``groups``: only groups whose id
     matches the whole pattern. Raises :class:`InputError` at the first bad row."""
-    fmt = fmt or format_of(path)
-    if fmt not in _READERS:
-        raise InputError(path, "unknown snapshot format (expected .jsonl, .csv or .parquet)")
+    found = snapshot_formats.get(fmt or format_of(path) or "")
+    if found is None:
+        raise InputError(path, f"unknown snapshot format (expected {shown_suffixes(' or ')})")
     try:
-        yield from _READERS[fmt](path, opener, groups)
+        yield from found.read(path, opener, groups)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except OSError as e:

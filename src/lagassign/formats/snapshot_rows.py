@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lagassign.formats import snapshot_formats
 from lagassign.formats.errors import InputError
 from lagassign.formats.limits import MAX_PARTITIONS
 from lagassign.java_ordering import java_order
@@ -41,31 +42,14 @@ from lagassign.model import (
     TopicPartition,
 )
 
-FORMATS = ("jsonl", "csv", "parquet")
-_EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-
-
-def format_of(path: str) -> str | None:
-    """The snapshot format a file name says (``.jsonl``, ``.csv.gz``, ``.parquet`` ...)."""
-    name = path.lower().removesuffix(".gz")
-    for ext, fmt in _EXTENSIONS.items():
-        if name.endswith(ext):
-            return None if fmt == "parquet" and path.lower().endswith(".gz") else fmt
-    return None
-
 
 def place(source: str, row: int | None) -> str:
-    """Where a row is, as error messages say it: ``file:line``, or ``file: row N`` (Parquet)."""
+    """Where a row is, as error messages say it: ``file:line``, or ``file: row N`` (Parquet:
+    formats whose rows are not lines)."""
     if row is None:
         return source
-    if format_of(source) == "parquet":
+    fmt = snapshot_formats.file_format(source)
+    if fmt is not None and not fmt.lines:
         return f"{source}: row {row}"
     return f"{source}:{row}"
 

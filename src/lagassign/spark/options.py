@@ -9,45 +9,30 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
-from lagassign.arguments import (
-    DEFAULT_RATE_WINDOW_S,
-    DEFAULT_TIMEOUT_S,
-    positive_int,
-    positive_seconds,
-    seconds_or_zero,
-    strategy_list,
-)
+from lagassign.arguments import positive_int, strategy_list
 from lagassign.formats.errors import InputError
+from lagassign.spark import sources
 from lagassign.strategies import names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PipelineOptions:
-    """What to read, what to compute, where to write, and where Spark runs."""
+    """What to read, what to compute, where to write, and where Spark runs.
+
+    The sources' options (``inputs``, ``bootstrap_server``, ``timeout`` ...) are those their
+    flags declare (:mod:`lagassign.spark.sources`): given as keywords, read as attributes
+    (``options.bootstrap_server``), kept in :attr:`source_options`.
+    """
 
     out: Path
-    #: snapshot files, or folders of them (JSON lines, CSV, Parquet)
-    inputs: tuple[str, ...] = ()
-    #: the snapshot format when file names do not say it: jsonl, csv or parquet
-    input_format: str | None = None
-    #: kafka-consumer-groups --describe dumps, or folders of them
-    describe: tuple[str, ...] = ()
-    #: the embedded sample fleet
-    sample: bool = False
-    #: read the groups live from this cluster
-    bootstrap_server: str | None = None
-    #: Kafka client properties file for the live cluster
-    command_config: str | None = None
-    #: seconds for reading one group from the cluster
-    timeout: float = DEFAULT_TIMEOUT_S
-    #: live groups are read twice this many seconds apart, for their rates (0: once)
-    rate_window: float = DEFAULT_RATE_WINDOW_S
     #: only groups whose whole id matches this regular expression
     groups: str | None = None
-    #: for describe dumps and live groups: the groups' auto.offset.reset
+    #: for sources that take it (describe dumps, live groups): the groups' auto.offset.reset
     auto_offset_reset: str | None = None
     #: strategies to plan with; None: every registered one
     strategies: tuple[str, ...] | None = None
@@ -63,74 +48,50 @@ class PipelineOptions:
     quiet: bool = False
     #: per-group charts in the report (the worst groups first)
     charts: int = 6
+    #: every source's options by name, those not given at their defaults
+    source_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self, out: Path, **given: Any) -> None:
+        own = {f.name: f for f in fields(self) if f.name not in ("out", "source_options")}
+        defaults = sources.option_defaults()
+        unknown = [k for k in given if k not in own and k not in defaults]
+        if unknown:
+            raise TypeError(f"PipelineOptions: unknown option {unknown[0]!r}")
+        object.__setattr__(self, "out", out)
+        for name, f in own.items():
+            object.__setattr__(self, name, given.get(name, f.default))
+        chosen = {k: v for k, v in given.items() if k in defaults}
+        object.__setattr__(self, "source_options", {**defaults, **chosen})
+
+    def __getattr__(self, name: str) -> Any:
+        """A source's option (called only for names that are not attributes)."""
+        options = self.__dict__.get("source_options", {})
+        if name not in options:
+            raise AttributeError(f"PipelineOptions has no option {name!r}")
+        return options[name]
 
     def strategy_names(self) -> list[str]:
         return list(self.strategies) if self.strategies is not None else names()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The pipeline's flags, on ``parser``."""
-    source = parser.add_argument_group("input (one of)").add_mutually_exclusive_group(required=True)
-    source.add_argument(
-        "--input",
-        nargs="+",
-        metavar="PATH",
-        help="snapshot files or folders of them: .jsonl, .csv, .parquet (one row per group × "
-        "partition; see docs/pipeline.md)",
-    )
-    source.add_argument(
-        "--describe",
-        nargs="+",
-        metavar="PATH",
-        help="kafka-consumer-groups --describe dumps, or folders of them",
-    )
-    source.add_argument(
-        "--sample",
-        action="store_true",
-        help="the embedded sample fleet (a few hundred generated groups and seed 002's tables)",
-    )
-    source.add_argument(
-        "--bootstrap-server",
-        metavar="HOST:PORT",
-        help="read every consumer group (or those --groups matches) live from this cluster",
-    )
-    parser.add_argument(
-        "--format",
-        dest="input_format",
-        choices=("jsonl", "csv", "parquet"),
-        help="with --input: the format of files whose name does not say it",
-    )
+    """The pipeline's flags, on ``parser``: each source's (spark/sources/), then the rest."""
+    inputs = parser.add_argument_group("input (one of)").add_mutually_exclusive_group(required=True)
+    listed = sources.listed()
+    for s in listed:
+        inputs.add_argument(s.flags[0].flag, **s.flags[0].arguments)
+    for s in listed:
+        for f in s.flags[1:]:
+            parser.add_argument(f.flag, **f.arguments)
     parser.add_argument(
         "--groups",
         metavar="PATTERN",
         help="only groups whose whole id matches this regular expression",
     )
     parser.add_argument(
-        "--command-config",
-        metavar="FILE",
-        help="with --bootstrap-server: Kafka client properties (security.protocol, sasl.*, ssl.*)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=None,
-        metavar="S",
-        help=f"with --bootstrap-server: seconds for reading one group "
-        f"(default {DEFAULT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        "--rate-window",
-        type=seconds_or_zero,
-        default=None,
-        metavar="S",
-        help="with --bootstrap-server: read every group twice S seconds apart and plan with the "
-        "measured produce and consume rates (0: one read, no rates; default "
-        f"{DEFAULT_RATE_WINDOW_S:g})",
-    )
-    parser.add_argument(
         "--auto-offset-reset",
         metavar="POLICY",
-        help="for --describe and --bootstrap-server: the groups' auto.offset.reset "
+        help=f"for {' and '.join(_taking_reset())}: the groups' auto.offset.reset "
         "(default latest); snapshot files say it in a column",
     )
     parser.add_argument(
@@ -164,21 +125,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def from_args(args: argparse.Namespace) -> PipelineOptions:
     """Checked options from parsed flags; bad combinations raise :class:`InputError` naming
     the flag."""
-    live = args.bootstrap_server is not None
-    if args.input_format and not args.input:
-        raise InputError("--format", "only with --input")
-    if not live:
-        for flag, value in (
-            ("--command-config", args.command_config),
-            ("--timeout", args.timeout),
-            ("--rate-window", args.rate_window),
-        ):
-            if value is not None:
-                raise InputError(flag, "only with --bootstrap-server")
-    if args.auto_offset_reset is not None and not (live or args.describe):
+    given = _source_options(args)
+    if args.auto_offset_reset is not None and not any(
+        s.takes_reset and s.given(given) for s in sources.listed()
+    ):
         raise InputError(
             "--auto-offset-reset",
-            "only with --describe or --bootstrap-server (snapshot files have a column for it)",
+            f"only with {' or '.join(_taking_reset())} (snapshot files have a column for it)",
         )
     if args.groups is not None:
         try:
@@ -194,14 +147,6 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
         conf.append((key.strip(), value.strip()))
     return PipelineOptions(
         out=Path(args.out),
-        inputs=tuple(args.input or ()),
-        input_format=args.input_format,
-        describe=tuple(args.describe or ()),
-        sample=bool(args.sample),
-        bootstrap_server=args.bootstrap_server,
-        command_config=args.command_config,
-        timeout=args.timeout if args.timeout is not None else DEFAULT_TIMEOUT_S,
-        rate_window=DEFAULT_RATE_WINDOW_S if args.rate_window is None else args.rate_window,
         groups=args.groups,
         auto_offset_reset=args.auto_offset_reset,
         strategies=strategies,
@@ -210,4 +155,22 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
         partitions=args.partitions,
         report=not args.no_report,
         quiet=bool(args.quiet),
+        **given,
     )
+
+
+def _source_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Every source option from parsed flags; a flag given without its source's first flag
+    raises :class:`InputError` naming it."""
+    listed = sources.listed()
+    options = {f.option: f.value(getattr(args, f.option)) for s in listed for f in s.flags}
+    for s in listed:
+        for f in s.flags[1:]:
+            if getattr(args, f.option) is not None and not s.given(options):
+                raise InputError(f.flag, f"only with {s.flags[0].flag}")
+    return options
+
+
+def _taking_reset() -> list[str]:
+    """The input flags of the sources --auto-offset-reset applies to."""
+    return [s.flags[0].flag for s in sources.listed() if s.takes_reset]

@@ -1,0 +1,155 @@
+"""The pipeline's sources by name: where its snapshot rows come from.
+
+Each source is one module named in :data:`_MODULES` whose reading function (``(SparkSession,
+PipelineOptions) -> DataFrame`` of snapshot rows, :data:`~lagassign.formats.snapshot_rows.
+ROW_SCHEMA`) is registered with :func:`source`: its name, its flags (the first is its choice in
+the pipeline's mutually exclusive input flags; the others go only with it), its precedence,
+whether ``--auto-offset-reset`` applies to it, and how ``summary.json`` describes it.
+:mod:`lagassign.spark.options` adds the flags from here and keeps their values as the
+options' source options (``options.bootstrap_server``); :mod:`lagassign.spark.pipeline` reads
+with the source the options choose (:func:`chosen`).
+
+Files are listed on the driver and read on the executors (:mod:`.files`); a live cluster's
+groups are listed on the driver and read on the executors, each task with its own
+:class:`~lagassign.kafka.offsets.OffsetsReader` (:mod:`.live`). A source that fails gives an
+``error`` row instead of raising on the executor, so that the driver can say what went wrong in
+one line (:func:`first_error`).
+
+Importing this package or a source's module does not import PySpark or pyarrow (``lagassign
+--help`` lists the flags); a reading function imports what it needs when it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lagassign.module_registry import ModuleRegistry
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lagassign.spark.options import PipelineOptions
+
+#: the sources' modules in lagassign.spark.sources: the order of their flags in the help
+_MODULES = ("snapshots", "describe", "sample", "live")
+
+#: the error rows of a live source whose cluster could not be read have this source
+CLUSTER = "<cluster>"
+
+Read = Callable[["SparkSession", "PipelineOptions"], "DataFrame"]
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A flag of a source and the option it fills."""
+
+    flag: str
+    #: argparse's add_argument keywords; a flag that is not given parses as None (False for
+    #: store_true), so that the options can tell it was not given
+    arguments: Mapping[str, Any]
+    #: the option's value when the flag is not given
+    default: Any = None
+
+    @property
+    def option(self) -> str:
+        """The option's name: argparse's dest."""
+        return str(self.arguments.get("dest") or self.flag.removeprefix("--").replace("-", "_"))
+
+    def value(self, parsed: Any) -> Any:
+        """The option's value from what argparse parsed (lists become tuples)."""
+        if parsed is None:
+            return self.default
+        return tuple(parsed) if isinstance(parsed, list) else parsed
+
+
+def flag(name: str, *, default: Any = None, **arguments: Any) -> Flag:
+    """A source's flag: ``name`` and argparse's keywords; ``default``: the option's value when
+    the flag is not given."""
+    return Flag(name, arguments, default)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One kind of pipeline input."""
+
+    name: str
+    #: the first: its choice among the input flags; the others go only with it
+    flags: tuple[Flag, ...]
+    read: Read
+    #: what summary.json says of the input
+    described: Callable[[PipelineOptions], dict[str, Any]]
+    #: the options choose the source of the highest precedence that they give (the input
+    #: flags are mutually exclusive; options built in code may give several)
+    precedence: int
+    #: chosen when the options give no source
+    fallback: bool = False
+    #: --auto-offset-reset applies to what it reads (its input does not say the groups' reset)
+    takes_reset: bool = False
+    options: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", tuple(f.option for f in self.flags))
+
+    def given(self, options: Mapping[str, Any]) -> bool:
+        """Whether ``options`` (source options by name) give this source."""
+        return self.fallback or options[self.flags[0].option] not in (None, False, ())
+
+
+_REGISTRY = ModuleRegistry[Source]("lagassign.spark.sources", _MODULES, "pipeline source")
+
+
+def source(
+    name: str,
+    *,
+    flags: tuple[Flag, ...],
+    described: Callable[[PipelineOptions], dict[str, Any]],
+    precedence: int,
+    fallback: bool = False,
+    takes_reset: bool = False,
+) -> Callable[[Read], Read]:
+    """Registers a source: its reading function and this declaration above it."""
+    return _REGISTRY.registering(
+        name,
+        lambda read: Source(name, flags, read, described, precedence, fallback, takes_reset),
+    )
+
+
+def listed() -> list[Source]:
+    """Every source, in :data:`_MODULES` order."""
+    return _REGISTRY.entries()
+
+
+def option_defaults() -> dict[str, Any]:
+    """Every source option and its value when its flag is not given."""
+    return {f.option: f.default for s in listed() for f in s.flags}
+
+
+def chosen(options: PipelineOptions) -> Source:
+    """The source that reads for ``options``."""
+    by_precedence = sorted(listed(), key=lambda s: -s.precedence)
+    return next(s for s in by_precedence if s.given(options.source_options))
+
+
+def first_error(rows: DataFrame) -> None:
+    """Raises the first source error of ``rows`` (by file and row): :class:`InputError` for bad
+    input, :class:`OffsetsError` when the cluster could not be read."""
+    from pyspark.sql import functions as F
+
+    from lagassign.formats.errors import InputError
+    from lagassign.kafka.offsets import OffsetsError
+
+    bad = (
+        rows.filter(F.col("error").isNotNull())
+        .select("source", "row", "error")
+        .orderBy("source", "row")
+        .limit(1)
+        .collect()
+    )
+    if not bad:
+        return
+    where, _, message = bad[0]
+    if where == CLUSTER:
+        raise OffsetsError(message)
+    raise InputError(where, message)
