@@ -130,6 +130,21 @@ def test_catch_up_plan_docstring_example():
     assert named(BalancedAssignor().assign(EXAMPLE)) == named(plan)
 
 
+def test_member_catch_up_given_the_rates_is_what_it_finds_itself():
+    """catch_up_plan hands member_catch_up the rates it has already read; a partition
+    without a rate takes in nothing either way."""
+    for sample in catch_up_suite(1, max_partitions=40):
+        g = sample.group
+        lags = group_lags(g)
+        found = capacities(g, lags)
+        assert found is not None
+        plan = BalancedAssignor().assign(g)
+        rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+        assert member_catch_up(g, plan, lags, found, rate_in=rates) == member_catch_up(
+            g, plan, lags, found
+        )
+
+
 def test_lag_alone_may_plan_a_member_into_falling_behind():
     # b (10 msg/s) by lag alone gets the lagging partition that also takes 12 msg/s
     g = rated_group([(9000, 12.0), (1000, 1.0), (1000, 1.0)], {"a": 100.0, "b": 10.0})

@@ -371,7 +371,9 @@ def _nearest(
     held: list[tuple[float, TopicPartition]], target: float
 ) -> Iterable[tuple[float, TopicPartition]]:
     """The items of ``held`` (sorted by weight) just below and above ``target``."""
-    i = bisect.bisect_left(held, target, key=lambda item: item[0])
+    if len(held) <= 1:
+        return held  # what the slice below gives, without the search
+    i = bisect.bisect_left(held, target, key=itemgetter(0))
     return held[max(i - 1, 0) : i + 1]
 
 
@@ -384,6 +386,9 @@ class _Search:
         self.threshold = 0.0
         #: member -> the topics it subscribes (indexes); filled when the search starts
         self.subscribed: list[set[int]] = []
+        #: the topics whose subscribers do not all hold as many partitions (ceiling > floor):
+        #: the only ones a partition may leave without one coming back
+        self.uneven: set[int] = set()
 
     def at_ceil(self, t: int, m: int) -> bool:
         topic = self.state.topics[t]
@@ -414,6 +419,7 @@ class _Search:
         for t, topic in enumerate(self.state.topics):
             for m in topic.subscribers:
                 self.subscribed[m].add(t)
+        self.uneven = {t for t, topic in enumerate(self.state.topics) if topic.ceil > topic.floor}
         changed = True
         while changed and self.budget > 0:
             changed = False
@@ -442,13 +448,14 @@ class _Search:
         """The exchange with a lighter member that lowers the larger of the two loads most."""
         s = self.state
         best: _Exchange | None = None
+        reach = self.reach(giver)
         for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
             gap = s.load[giver] - s.load[taker]
             # No exchange with this or any later (heavier) taker can gain more than this.
             most = self.most_gain(giver, taker, gap)
             if most <= self.threshold or (best is not None and most <= best.gain):
                 break
-            best = self.best_with(giver, taker, gap, best)
+            best = self.best_with(giver, taker, gap, best, reach)
             if self.budget <= 0:
                 break
         return best if best is not None and best.gain > self.threshold else None
@@ -465,19 +472,50 @@ class _Search:
         scale = self.state.scale
         return min(d * scale[giver], gap - d * scale[taker])
 
+    def reach(self, giver: int) -> dict[int, tuple[float, int]]:
+        """Per topic the giver holds: the most handing over one of its partitions of it can
+        lower the giver's load (its heaviest weight × the giver's scale, for what it takes
+        back weighs nothing less than nothing), and how many it holds."""
+        s = self.state
+        scale = s.scale[giver]
+        reach = {}
+        for t in self.subscribed[giver]:
+            mine = s.held.get((t, giver))
+            if mine:
+                reach[t] = (mine[-1][0] * scale, len(mine))
+        return reach
+
+    def floor_gain(self, best: _Exchange | None) -> float:
+        """What an exchange must gain to matter: more than the best so far and more than the
+        threshold (an exchange at or below it is never taken, whatever it beats)."""
+        return self.threshold if best is None else max(best.gain, self.threshold)
+
     def best_with(
-        self, giver: int, taker: int, gap: float, best: _Exchange | None
+        self,
+        giver: int,
+        taker: int,
+        gap: float,
+        best: _Exchange | None,
+        reach: Mapping[int, tuple[float, int]],
     ) -> _Exchange | None:
+        """``reach``: :meth:`reach` of the giver."""
         s = self.state
         common = self.subscribed[giver] & self.subscribed[taker]
         move_total = self.may_move_total(giver, taker)
         # handing over weight in (0, most) lowers the larger load; its best is at `even`
         most = gap / s.scale[taker]
         even = gap / (s.scale[giver] + s.scale[taker])
+        floor = self.floor_gain(best)
         for t in common:
-            mine = s.held.get((t, giver))
-            if not mine:
+            most_here = reach.get(t)
+            if most_here is None:
+                continue  # the giver holds nothing of t
+            # A topic where no exchange can beat the best so far is counted but not looked at:
+            # the same exchanges win, and on huge groups most of the giver's topics are so.
+            if most_here[0] <= floor:
+                self.budget -= most_here[1]
                 continue
+            mine = s.held[(t, giver)]
             theirs = s.holding(t, taker)
             movable = move_total and self.at_ceil(t, giver) and self.at_floor(t, taker)
             for item in mine:
@@ -493,7 +531,8 @@ class _Search:
                         gain = self.gain(giver, taker, gap, d)
                         if best is None or gain > best.gain:
                             best = _Exchange(gain, giver, taker, ((t, item),), ((t, other),))
-        if len(common) > 1:
+            floor = self.floor_gain(best)
+        if len(common) > 1 and not self.uneven.isdisjoint(common):
             best = self.best_cross_topic(giver, taker, gap, common, best)
         return best
 
@@ -513,6 +552,9 @@ class _Search:
         for t in out_topics:
             for item in s.held.get((t, giver), ()):
                 w = item[0]
+                if w * s.scale[giver] <= self.floor_gain(best):
+                    self.budget -= len(back_topics)  # cannot win (see best_with)
+                    continue
                 for u in back_topics:
                     self.budget -= 1
                     for other in _nearest(s.holding(u, taker), w - even):
@@ -529,6 +571,8 @@ class _Search:
         u back for a warm one, which neither swap does alone."""
         s = self.state
         best: _Exchange | None = None
+        # the giver's holdings, looked up once rather than once per taker
+        holdings = [(t, s.held[(t, giver)]) for t in self.reach(giver)]
         for taker in sorted(range(len(s.load)), key=lambda m: s.load[m]):
             gap = s.load[giver] - s.load[taker]
             top = self.most_gain(giver, taker, gap)
@@ -536,10 +580,13 @@ class _Search:
                 break
             most = gap / s.scale[taker]
             even = gap / (s.scale[giver] + s.scale[taker])
+            theirs_of = self.subscribed[taker]
+            # every swap's tuple differs: sorted, they come in one order however they are made
             swaps = sorted(
                 (mine[0] - theirs[0], t, mine, theirs)
-                for t in self.subscribed[giver] & self.subscribed[taker]
-                for mine in s.held.get((t, giver), ())
+                for t, held in holdings
+                if t in theirs_of
+                for mine in held
                 for theirs in s.held.get((t, taker), ())
             )
             if len(swaps) > MAX_DOUBLE_SWAPS:
@@ -835,7 +882,8 @@ def _worse(a: _State, b: _State) -> bool:
 def _to_assignment(group: Group, state: _State) -> Assignment:
     """Each member's partitions in topic order (as Java compares names), then by number."""
     assigned: list[list[TopicPartition]] = [[] for _ in group.members]
-    for t, topic in sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name)):
+    in_order = sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name))
+    for t, topic in in_order:
         placed = state.placed.get(t)
         if placed is not None:
             for m, item in zip(placed, topic.partitions, strict=True):
@@ -894,11 +942,22 @@ def catch_up_plan(
     reach 200: a catches up in 6,000 ÷ (100 − 70) = 200 s, b in 6,000 ÷ (50 − 20) = 200 s, as
     soon as any plan could.
     """
-    rates = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
+    # Each partition's backlog and inflow, looked up once: on a million partitions every pass
+    # over a dictionary keyed by partition costs a good part of a second.
+    tps = [p.tp for p in group.partitions()]
+    inflow = [p.rate_in or 0.0 for p in group.partitions()]
+    backlog = [lags.get(tp, 0) for tp in tps]
+    rates = dict(zip(tps, inflow, strict=True))
     speeds = capacity.by_member
 
+    def weighed(horizon: float) -> dict[TopicPartition, float]:
+        """lag + horizon × rate_in, per partition"""
+        weights = [b + horizon * r for b, r in zip(backlog, inflow, strict=True)]
+        return dict(zip(tps, weights, strict=True))
+
     def slowest(plan: Assignment) -> float:
-        return max(member_catch_up(group, plan, lags, capacity).values(), default=0.0)
+        times = member_catch_up(group, plan, lags, capacity, rate_in=rates)
+        return max(times.values(), default=0.0)
 
     def plan_for(weights: Mapping[TopicPartition, float]) -> Assignment:
         return balance(
@@ -912,11 +971,11 @@ def catch_up_plan(
 
     # Start from all members finishing together, a time no plan beats; only if that plan
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
-    spare = sum(speeds.values()) - sum(rates.values())
-    together = sum(lags.get(tp, 0) for tp in rates) / spare if spare > 0 else math.inf
+    spare = sum(speeds.values()) - sum(inflow)
+    together = sum(backlog) / spare if spare > 0 else math.inf
     best_time = math.inf
     if math.isfinite(together):
-        best = plan_for({tp: lags.get(tp, 0) + together * r for tp, r in rates.items()})
+        best = plan_for(weighed(together))
         best_time = slowest(best)
     if math.isinf(best_time):
         best = plan_for(rates)
@@ -925,7 +984,7 @@ def catch_up_plan(
     for _ in range(rounds):
         if not 0 < best_time < math.inf:
             break  # falls behind whatever the search tried, or nothing to catch up on
-        plan = plan_for({tp: lags.get(tp, 0) + best_time * r for tp, r in rates.items()})
+        plan = plan_for(weighed(best_time))
         time = slowest(plan)
         if time >= best_time:
             break
@@ -961,21 +1020,26 @@ class BalancedAssignor(Strategy):
         self.rate_aware = rate_aware
         self.search_budget = search_budget
 
-    def weights(self, group: Group) -> Mapping[TopicPartition, float]:
+    def weights(
+        self, group: Group, lags: Mapping[TopicPartition, int] | None = None
+    ) -> Mapping[TopicPartition, float]:
         """What the lag objective weighs: lags, or with rates and no capacity known, lag plus
-        what producers write over the drain horizon (:func:`lagassign.rates.drain_weights`)."""
-        lags = group_lags(group)
+        what producers write over the drain horizon (:func:`lagassign.rates.drain_weights`).
+        ``lags``: the group's (:func:`lagassign.lag_rules.group_lags`), if known."""
+        lags = group_lags(group) if lags is None else lags
         if self.rate_aware is False or not has_rates(group):
             return lags  # ints are weights as they are
         return drain_weights(group, lags)
 
-    def capacities(self, group: Group) -> Capacities | None:
+    def capacities(
+        self, group: Group, lags: Mapping[TopicPartition, int] | None = None
+    ) -> Capacities | None:
         """Members' capacities when the plan is for catch-up time (:func:`catch_up_plan`):
         the group has produce rates and its members' capacities can be told or estimated
         (:func:`lagassign.rates.capacities`); None when the plan is for lag."""
         if self.rate_aware is False:
             return None
-        return planning_capacities(group, group_lags(group))
+        return planning_capacities(group, group_lags(group) if lags is None else lags)
 
     def assign(self, group: Group) -> Assignment:
         with collector_paused():
@@ -983,11 +1047,12 @@ class BalancedAssignor(Strategy):
 
     def _assign(self, group: Group) -> Assignment:
         owners = group.current_owners() if self.sticky else None
-        capacity = self.capacities(group)
+        lags = group_lags(group)  # once: on a million partitions it takes a good part of a second
+        capacity = self.capacities(group, lags)
         if capacity is not None:
             return catch_up_plan(
                 group,
-                group_lags(group),
+                lags,
                 capacity,
                 owners=owners,
                 tolerance=self.tolerance,
@@ -995,7 +1060,7 @@ class BalancedAssignor(Strategy):
             )
         return balance(
             group,
-            self.weights(group),
+            self.weights(group, lags),
             owners=owners,
             tolerance=self.tolerance,
             search_budget=self.search_budget,
