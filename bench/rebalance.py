@@ -147,8 +147,9 @@ def join_group(
         SimpleNamespace(
             member_id=mid,
             group_instance_id=None,
+            # eager members (the strategies measured run eagerly): nothing still consumed
             metadata=encode_subscription(
-                topics, owned.get(mid, ()), 1 if mid in owned else None
+                topics, owned.get(mid, ()), 1 if mid in owned else None, consuming=False
             ).encode(),
         )
         for mid in ids
