@@ -173,6 +173,19 @@ def test_unwritable_plot_is_exit_2():
          "argument --bootstrap-server: not HOST:PORT (port 1-65535): '127.0.0.1:x'"),
         (["plan", "--sample", "--members", "0"], "argument --members: must be at least 1, got 0"),
         (["plan", "--sample", "--members", "1000001"], "argument --members: at most 1,000,000"),
+        # a misspelt policy counted every log whole, as earliest, without a word
+        (["plan", "--sample", "--auto-offset-reset", "erliest"],
+         "argument --auto-offset-reset: expected latest, earliest, none or by_duration:<duration>, "
+         "got 'erliest'"),
+        (["describe", "--bootstrap-server", "127.0.0.1:9", "--group", "g",
+          "--auto-offset-reset", "lates"], "argument --auto-offset-reset: expected latest"),
+        (["pipeline", "--sample", "--out", "never-written", "--auto-offset-reset", "first"],
+         "argument --auto-offset-reset: expected latest"),
+        # the pipeline's live flags are the same types as plan's and describe's
+        (["pipeline", "--bootstrap-server", "", "--out", "never-written"],
+         "argument --bootstrap-server: empty"),
+        (["pipeline", "--bootstrap-server", "127.0.0.1:9", "--out", "never-written",
+          "--timeout", "4000"], "argument --timeout: at most 3600 s"),
     ],
 )
 def test_bad_flags_name_the_flag_in_one_line(args, message):
@@ -184,6 +197,7 @@ def test_bad_flags_name_the_flag_in_one_line(args, message):
 
 def test_shared_argument_types_accept_what_they_should():
     from lagassign.arguments import (
+        auto_offset_reset,
         bootstrap_servers,
         positive_int,
         positive_seconds,
@@ -196,6 +210,10 @@ def test_shared_argument_types_accept_what_they_should():
     assert bootstrap_servers(" a:9092, [::1]:9093,b") == "a:9092,[::1]:9093,b"
     assert positive_int("8") == 8
     assert strategy_list(" balanced, lag ,") == ["balanced", "lag"]
+    assert [auto_offset_reset(p) for p in ("Earliest", "by_duration:PT1H")] == [
+        "Earliest",
+        "by_duration:PT1H",
+    ]
 
 
 # -- --input reads every format a group comes in ---------------------------------------------

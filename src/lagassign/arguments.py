@@ -14,6 +14,7 @@ import math
 
 from lagassign.formats.errors import InputError
 from lagassign.formats.limits import MAX_PARTITIONS
+from lagassign.lag_rules import AUTO_OFFSET_RESETS, known_reset
 from lagassign.strategies import UnknownStrategy, names
 
 #: the default of ``--timeout``, wherever the cluster is read live
@@ -63,6 +64,14 @@ def bootstrap_servers(text: str) -> str:
         if colon and not (host and port.isdigit() and 0 < int(port) < 65536):
             raise argparse.ArgumentTypeError(f"not HOST:PORT (port 1-65535): {entry!r}")
     return ",".join(entries)
+
+
+def auto_offset_reset(text: str) -> str:
+    """``--auto-offset-reset``: a policy Kafka knows (a misspelt one would count every log whole,
+    as ``earliest`` does, without a word)."""
+    if not known_reset(text):
+        raise argparse.ArgumentTypeError(f"expected {AUTO_OFFSET_RESETS}, got {text!r}")
+    return text
 
 
 def seconds_or_zero(text: str) -> float:

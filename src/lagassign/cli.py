@@ -19,6 +19,7 @@ from lagassign.arguments import (
     DEFAULT_RATE_WINDOW_S,
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
+    auto_offset_reset,
     bootstrap_servers,
     member_count,
     seconds_or_zero,
@@ -116,6 +117,7 @@ def _add_input(parser: argparse.ArgumentParser, *, live: bool = False) -> None:
     )
     parser.add_argument(
         "--auto-offset-reset",
+        type=auto_offset_reset,
         metavar="POLICY",
         default=None,
         help=("for describe files and live groups: " if live else "for describe files: ")
@@ -245,7 +247,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     describe.add_argument("--group", required=True, metavar="G", help="the consumer group")
     describe.add_argument(
-        "--auto-offset-reset", metavar="POLICY", default="latest", help=_RESET_HELP
+        "--auto-offset-reset",
+        type=auto_offset_reset,
+        metavar="POLICY",
+        default="latest",
+        help=_RESET_HELP,
     )
     _add_live(describe)
     _add_format(describe)

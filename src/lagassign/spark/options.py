@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from lagassign.arguments import positive_int, strategy_list
+from lagassign.arguments import auto_offset_reset, positive_int, strategy_list
 from lagassign.formats.errors import InputError
 from lagassign.spark import sources
 from lagassign.strategies import names
@@ -90,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--auto-offset-reset",
+        type=auto_offset_reset,
         metavar="POLICY",
         help=f"for {' and '.join(_taking_reset())}: the groups' auto.offset.reset "
         "(default latest); snapshot files say it in a column",

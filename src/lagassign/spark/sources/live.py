@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from lagassign.arguments import (
     DEFAULT_RATE_WINDOW_S,
     DEFAULT_TIMEOUT_S,
-    positive_seconds,
+    bootstrap_servers,
     seconds_or_zero,
+    timeout_seconds,
 )
 from lagassign.formats.errors import InputError
 from lagassign.spark.sources import CLUSTER, flag, source
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
     flags=(
         flag(
             "--bootstrap-server",
+            type=bootstrap_servers,
             metavar="HOST:PORT",
             help="read every consumer group (or those --groups matches) live from this cluster",
         ),
@@ -42,7 +44,7 @@ log = logging.getLogger(__name__)
         ),
         flag(
             "--timeout",
-            type=positive_seconds,
+            type=timeout_seconds,
             metavar="S",
             default=DEFAULT_TIMEOUT_S,
             help=f"with --bootstrap-server: seconds for reading one group "
