@@ -36,6 +36,7 @@ from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
 from lagassign.plan import GroupPlans, plan_group, with_members
+from lagassign.spark.monitor.options import add_arguments as add_monitor_arguments
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
 
@@ -286,6 +287,13 @@ def _build_parser() -> argparse.ArgumentParser:
     add_pipeline_arguments(pipeline)
     pipeline.set_defaults(run=_run_pipeline)
 
+    # -- monitor (issue 14): continuous lag from __consumer_offsets on Spark Structured Streaming
+    monitor = commands.add_parser(
+        "monitor", help="continuous lag from __consumer_offsets, on Spark Structured Streaming"
+    )
+    add_monitor_arguments(monitor)
+    monitor.set_defaults(run=_run_monitor)
+
     listing = commands.add_parser("strategies", help="list the registered strategies")
     listing.set_defaults(run=_run_strategies)
     return parser
@@ -303,6 +311,21 @@ def _run_pipeline(args: argparse.Namespace, console: Console) -> None:
     except ImportError as e:
         raise CliError(f"pipeline: needs PySpark, pyarrow and pandas ({e})") from None
     run_from_args(args)
+
+
+def _run_monitor(args: argparse.Namespace, console: Console) -> None:
+    """The monitor's streaming query (lagassign.spark.monitor; PySpark loads only for it)."""
+    from lagassign.spark.kafka_jars import KafkaJarsMissing
+    from lagassign.spark.monitor.options import from_args
+    from lagassign.spark.monitor.query import run_monitor
+
+    options = from_args(args)
+    try:
+        status = run_monitor(options)
+    except KafkaJarsMissing as e:
+        raise CliError(f"monitor: {e}") from None
+    if status:
+        raise SystemExit(status)
 
 
 def _assign_json(gp: GroupPlans) -> dict[str, Any]:

@@ -101,16 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="strategies to plan with (default: all)",
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.add_argument(
-        "--master", metavar="URL", help="Spark master (default local[*], or spark-submit's)"
-    )
-    parser.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a Spark setting, as for spark-submit (repeatable)",
-    )
+    add_spark_arguments(parser)
     parser.add_argument(
         "--partitions",
         type=positive_int,
@@ -121,6 +112,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-report", action="store_true", help="write the tables only, no report.html"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def add_spark_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--master`` and ``--conf``, for every command that starts Spark."""
+    parser.add_argument(
+        "--master", metavar="URL", help="Spark master (default local[*], or spark-submit's)"
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, as for spark-submit (repeatable)",
+    )
+
+
+def spark_conf(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--conf KEY=VALUE`` flags as (key, value) pairs."""
+    conf = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError("--conf", f"expected KEY=VALUE, got {item!r}")
+        conf.append((key.strip(), value.strip()))
+    return tuple(conf)
 
 
 def from_args(args: argparse.Namespace) -> PipelineOptions:
@@ -140,19 +156,13 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
         except re.error as e:
             raise InputError("--groups", f"not a regular expression: {e}") from None
     strategies = None if args.strategies is None else tuple(strategy_list(args.strategies))
-    conf = []
-    for item in args.conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError("--conf", f"expected KEY=VALUE, got {item!r}")
-        conf.append((key.strip(), value.strip()))
     return PipelineOptions(
         out=Path(args.out),
         groups=args.groups,
         auto_offset_reset=args.auto_offset_reset,
         strategies=strategies,
         master=args.master,
-        conf=tuple(conf),
+        conf=spark_conf(args.conf),
         partitions=args.partitions,
         report=not args.no_report,
         quiet=bool(args.quiet),

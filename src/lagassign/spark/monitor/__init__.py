@@ -1,8 +1,9 @@
 """``lagassign monitor``: continuous lag from ``__consumer_offsets`` (issue 14; docs/monitor.md).
 
-Built so far, and usable without Spark: :mod:`.commits` (the latest committed offset per
-group, topic and partition, from decoded records, kept per micro-batch id), :mod:`.lag_table`
-(the ``lag`` table's rows by the core's lag rules, written once per micro-batch id) and
-:mod:`.batch` (one micro-batch from records to rows). The streaming query that feeds them from
-Spark's Kafka source is not built yet (docs/monitor.md says why).
+:mod:`.query` runs Spark's Kafka source on ``__consumer_offsets`` and hands each micro-batch
+to :mod:`.batch` (one micro-batch from records to rows), which keeps :mod:`.commits` (the
+latest committed offset per group, topic and partition, kept per micro-batch id) and writes
+:mod:`.lag_table` (the ``lag`` table's rows by the core's lag rules, once per micro-batch id);
+:mod:`.options` turns the command's flags into :class:`.query.MonitorOptions`. The modules
+but :mod:`.query` need no Spark.
 """

@@ -1,0 +1,90 @@
+"""``lagassign monitor``'s flags -> :class:`MonitorOptions` (every error names its flag).
+Light to import: the CLI builds its parser from here for every command."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lagassign.arguments import DEFAULT_TIMEOUT_S, bootstrap_servers, positive_seconds
+from lagassign.formats.errors import InputError
+from lagassign.kafka.config import client_config
+from lagassign.spark.options import add_spark_arguments, spark_conf
+
+DEFAULT_INTERVAL_S = 10.0
+
+
+@dataclass(frozen=True)
+class MonitorOptions:
+    client_config: Mapping[str, str]
+    out: Path
+    checkpoint: Path | None = None
+    group: re.Pattern[str] | None = None
+    interval: float = DEFAULT_INTERVAL_S
+    duration: float | None = None
+    master: str | None = None
+    conf: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    #: each offsets read on the driver
+    timeout: float = DEFAULT_TIMEOUT_S
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.checkpoint or self.out / "_checkpoint"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap-server",
+        required=True,
+        type=bootstrap_servers,
+        metavar="HOST:PORT",
+        help="the cluster whose __consumer_offsets to follow",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="where the lag table goes")
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="client properties (SASL, SSL), for the Kafka source (as kafka.*) and offset reads",
+    )
+    parser.add_argument(
+        "--group", metavar="REGEX", help="only groups whose whole id matches this expression"
+    )
+    parser.add_argument(
+        "--interval",
+        type=positive_seconds,
+        default=DEFAULT_INTERVAL_S,
+        metavar="SECONDS",
+        help=f"one micro-batch every this many seconds (default {DEFAULT_INTERVAL_S:g})",
+    )
+    parser.add_argument(
+        "--duration",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds (default: until Ctrl-C or SIGTERM)",
+    )
+    parser.add_argument(
+        "--checkpoint", metavar="DIR", help="the query's checkpoint (default DIR/_checkpoint)"
+    )
+    add_spark_arguments(parser)
+
+
+def from_args(args: argparse.Namespace) -> MonitorOptions:
+    group = None
+    if args.group is not None:
+        try:
+            group = re.compile(args.group)
+        except re.error as e:
+            raise InputError("--group", f"not a regular expression: {e}") from None
+    return MonitorOptions(
+        client_config=client_config(args.bootstrap_server, args.command_config),
+        out=Path(args.out),
+        checkpoint=None if args.checkpoint is None else Path(args.checkpoint),
+        group=group,
+        interval=args.interval,
+        duration=args.duration,
+        master=args.master,
+        conf=spark_conf(args.conf),
+    )

@@ -1,0 +1,136 @@
+"""The monitor's streaming query: Spark's Kafka source on ``__consumer_offsets`` ->
+:class:`MonitorBatches` in ``foreachBatch`` (docs/monitor.md).
+
+* Source: ``subscribe=__consumer_offsets`` with ``kafka.exclude.internal.topics=false``,
+  ``startingOffsets=earliest`` on the first start, then the checkpoint
+  (``CHECKPOINT/query``). Spark's default offset reader (the admin client's) sees no records
+  in ``__consumer_offsets`` (found with Spark 4.2's Kafka source against Kafka 4.4); the
+  consumer-based one (``spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true``) does.
+* Each micro-batch: its records in log order (one Spark partition per Kafka partition, in
+  offset order) to :meth:`MonitorBatches.run` on the driver, the commit state under
+  ``CHECKPOINT/commits``; one progress line.
+* Stops after ``duration`` seconds, or on SIGINT/SIGTERM, between micro-batches: the running
+  one is finished and committed first.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from types import FrameType
+from typing import Any
+
+from lagassign.formats.consumer_offsets import CONSUMER_OFFSETS_TOPIC
+from lagassign.kafka.offsets import OffsetsReader
+from lagassign.spark.kafka_jars import kafka_jars
+from lagassign.spark.monitor.batch import (
+    MONITOR_GROUP,
+    MonitorBatches,
+    Record,
+    offsets_reader_logs,
+    progress_line,
+)
+from lagassign.spark.monitor.options import MonitorOptions
+
+_POLL_S = 0.2
+
+
+def source_options(client_config: Mapping[str, str]) -> dict[str, str]:
+    """The Kafka source's options: the client properties prefixed ``kafka.``."""
+    options = {f"kafka.{k}": v for k, v in client_config.items()}
+    options.update(
+        {
+            "subscribe": CONSUMER_OFFSETS_TOPIC,
+            "kafka.exclude.internal.topics": "false",
+            "startingOffsets": "earliest",
+            "failOnDataLoss": "false",  # compaction removes records under a running query
+        }
+    )
+    return options
+
+
+def batch_records(frame: Any) -> Iterator[Record]:
+    for row in frame.select("key", "value").toLocalIterator():
+        yield (
+            None if row.key is None else bytes(row.key),
+            None if row.value is None else bytes(row.value),
+        )
+
+
+class _Stop:
+    """SIGINT/SIGTERM ask the query to stop after its running micro-batch."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        self.requested.set()
+
+
+def run_monitor(options: MonitorOptions) -> int:
+    """Runs the query; its exit status. The cluster is read once before Spark starts, so an
+    unreachable one is an :class:`OffsetsError` with nothing written."""
+    jars = ",".join(str(j) for j in kafka_jars())
+    reader = OffsetsReader(dict(options.client_config), options.timeout)
+    try:
+        reader.offsets(MONITOR_GROUP, [CONSUMER_OFFSETS_TOPIC])
+    except BaseException:
+        reader.close()
+        raise
+    with reader:
+        return _run(options, jars, reader)
+
+
+def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
+    from lagassign.spark.options import PipelineOptions
+    from lagassign.spark.pipeline import start_session
+
+    conf = (
+        ("spark.jars", jars),
+        ("spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "true"),
+        *options.conf,
+    )
+    spark = start_session(
+        PipelineOptions(out=options.out, master=options.master, conf=conf, quiet=True)
+    )
+    checkpoint = options.checkpoint_dir
+    stop = _Stop()
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        batches = MonitorBatches(
+            options.out, checkpoint / "commits", offsets_reader_logs(reader), options.group
+        )
+
+        def each(frame: Any, batch_id: int) -> None:
+            summary = batches.run(batch_id, batch_records(frame))
+            print(progress_line(summary), flush=True)
+
+        reader_stream = spark.readStream.format("kafka")
+        for key, value in source_options(options.client_config).items():
+            reader_stream = reader_stream.option(key, value)
+        query = (
+            reader_stream.load()
+            .writeStream.foreachBatch(each)
+            .option("checkpointLocation", str(checkpoint / "query"))
+            .trigger(processingTime=f"{options.interval} seconds")
+            .start()
+        )
+        ends = None if options.duration is None else time.monotonic() + options.duration
+        while query.isActive:
+            if stop.requested.is_set() or (ends is not None and time.monotonic() >= ends):
+                while query.status["isTriggerActive"]:
+                    time.sleep(_POLL_S)
+                query.stop()
+                break
+            time.sleep(_POLL_S)
+        if query.exception() is not None:
+            print(f"lagassign: error: monitor: {query.exception()}", file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        spark.stop()

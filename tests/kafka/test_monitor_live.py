@@ -1,0 +1,160 @@
+"""``lagassign monitor`` on the real broker and real Spark: known counts, known commits from a classic and a KIP-848 group; the command run in
+its own process: for ``--duration``, twice on one checkpoint, and stopped by SIGTERM. The last row of every
+partition in the ``lag`` table is log end − committed, every micro-batch printed one progress
+line, and the process exits 0. An unreachable cluster: exit 1, one line, nothing written."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from tests.kafka.broker import admin_client, closed_port, end_offsets
+from tests.kafka.test_consumer_offsets_live import commit_classic, commit_kip848
+from tests.kafka.test_offsets import MakeTopic, unique
+from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
+from tests.kafka.test_offsets import make_topic as make_topic  # fixture
+
+COUNTS = [30, 12, 7]
+CLASSIC = [(0, 10), (1, 12)]
+KIP848 = [(0, 25), (2, 3)]
+SPARK = ["--master", "local[1]", "--conf", "spark.ui.enabled=false"]
+FIRST_BATCH_S = 240.0
+
+
+def monitor(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lagassign.cli", "monitor", *args, *SPARK]
+
+
+def on_cluster(bootstrap: str, pattern: str, out: Path, *args: str) -> list[str]:
+    return monitor("--bootstrap-server", bootstrap, "--out", str(out), "--group", pattern, *args)
+
+
+@pytest.fixture
+def committed(
+    kafka_bootstrap: str, make_topic: MakeTopic
+) -> tuple[str, str, dict[tuple[str, int], int]]:
+    """A topic of COUNTS and two groups' commits on it: (topic, --group pattern, commits)."""
+    topic = make_topic(COUNTS)
+    classic, kip848 = unique("q-classic"), unique("q-kip848")
+    commit_classic(kafka_bootstrap, classic, topic, [(p, o, "") for p, o in CLASSIC])
+    commit_kip848(kafka_bootstrap, kip848, topic, [(p, o, "") for p, o in KIP848])
+    commits = {(classic, p): o for p, o in CLASSIC} | {(kip848, p): o for p, o in KIP848}
+    return topic, f"{re.escape(classic)}|{re.escape(kip848)}", commits
+
+
+def check_lag(out: Path, bootstrap: str, topic: str, commits: dict[tuple[str, int], int]) -> None:
+    ends = end_offsets(admin_client(bootstrap), {topic: len(COUNTS)})
+    rows = ds.dataset(out / "lag", format="parquet", partitioning="hive").to_table().to_pylist()
+    last: dict[tuple[str, int], dict[str, object]] = {}
+    for r in sorted(rows, key=lambda r: r["time"]):  # type: ignore[arg-type,return-value]
+        last[(r["group"], r["partition"])] = r  # type: ignore[index]
+    assert {k: (r["committed"], r["end"], r["lag"]) for k, r in last.items()} == {
+        (g, p): (c, ends[(topic, p)], ends[(topic, p)] - c) for (g, p), c in commits.items()
+    }
+
+
+def run_for(bootstrap: str, pattern: str, out: Path, seconds: int) -> list[int]:
+    """``lagassign monitor --duration seconds``: it exits 0; the batch ids it printed."""
+    done = subprocess.run(
+        on_cluster(bootstrap, pattern, out, "--interval", "3", "--duration", str(seconds)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [int(line.split(":")[0].split()[1]) for line in batch_lines(done.stdout)]
+
+
+def batch_lines(stdout: str) -> list[str]:
+    """The progress lines: one per micro-batch, each of the two groups' four partitions."""
+    lines = [line for line in stdout.splitlines() if line.startswith("batch ")]
+    assert lines, stdout
+    assert all(re.match(r"batch \d+: 2 groups, 4 partitions, ", line) for line in lines), lines
+    return lines
+
+
+def test_monitor_for_a_duration(
+    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+) -> None:
+    topic, pattern, commits = committed
+    out = tmp_path / "out"
+    assert run_for(kafka_bootstrap, pattern, out, 40)[0] == 0
+    check_lag(out, kafka_bootstrap, topic, commits)
+
+
+def test_a_restart_from_the_checkpoint_neither_repeats_nor_skips_a_batch(
+    kafka_bootstrap: str,
+    committed: tuple[str, str, dict[tuple[str, int], int]],
+    tmp_path: Path,
+) -> None:
+    """Two runs on one --out and checkpoint, more commits between them: the batch ids of the
+    lag table run 0..N without a gap or a repeat, the second run starts where the first ended,
+    and the last rows are the newest commits (a replayed batch replaces its own file)."""
+    topic, pattern, commits = committed
+    out = tmp_path / "out"
+    runs = []
+    for _ in range(2):
+        runs.append(run_for(kafka_bootstrap, pattern, out, 20))
+        if len(runs) == 1:
+            group = next(g for g, _ in commits if g.startswith("lagassign-q-classic"))
+            commit_classic(kafka_bootstrap, group, topic, [(0, 20, "")])
+            commits = {**commits, (group, 0): 20}
+    first, second = runs
+    assert first and second and first == list(range(len(first)))
+    # the second run goes on after the first's last batch, or replays it (a batch stopped
+    # before Spark committed it) into the same file
+    assert second[0] in (first[-1], first[-1] + 1)
+    assert second == list(range(second[0], second[0] + len(second)))
+    files = sorted(int(p.stem.split("-")[1]) for p in (out / "lag").rglob("batch-*.parquet"))
+    assert files == sorted(set(first + second))
+    check_lag(out, kafka_bootstrap, topic, commits)
+
+
+def test_sigterm_finishes_the_batch_and_exits_0(
+    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+) -> None:
+    topic, pattern, commits = committed
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        on_cluster(kafka_bootstrap, pattern, out, "--interval", "2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # blocks until the first progress line
+        assert first.startswith("batch 0:"), first
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=FIRST_BATCH_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    batch_lines(first + rest)
+    check_lag(out, kafka_bootstrap, topic, commits)
+
+
+def test_an_unreachable_cluster_is_exit_1_and_nothing_written(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    began = time.monotonic()
+    done = subprocess.run(
+        monitor("--bootstrap-server", f"127.0.0.1:{closed_port()}", "--out", str(out)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and "Connection refused" in done.stderr, done.stderr
+    assert not out.exists()
+    assert time.monotonic() - began < 60
