@@ -296,3 +296,45 @@ def test_who_withholds_by_itself() -> None:
     assert not any(create(n).withholds_moving for n in names() if n != "cooperative-sticky")
     assert not BalancedAssignor.withholds_moving
     assert RebalanceProtocol.COOPERATIVE in BalancedAssignor.protocols
+
+
+def test_settle_the_modules_example() -> None:
+    """cooperative-sticky: b joins a, which owns t-0..t-3; the first round withholds t-2 and
+    t-3, the second gives them to b; settled_plans reports that plan, its moves counted from
+    what the members own now."""
+    from lagassign.plan import plan_group, rebalance_round, settle, settled_plans
+
+    topic = Topic("t", tuple(Partition("t", p, lag=10 * (p + 1)) for p in range(4)))
+    a = Member("a", frozenset({"t"}), owned=tps("t-0", "t-1", "t-2", "t-3"), generation=4)
+    group = Group.of([topic], [a, Member("b", frozenset({"t"}))])
+    strategy = create("cooperative-sticky")
+    first = rebalance_round(strategy, group)
+    assert first.assignment.as_lists() == {"a": [("t", 0), ("t", 1)], "b": []}
+    assert first.withheld == frozenset(tps("t-2", "t-3"))
+    final = {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}
+    assert settle(strategy, group).as_lists() == final
+    assert settle(strategy, group, first).as_lists() == final
+    gp = plan_group(group, ["sticky", "cooperative-sticky"])
+    [settled] = settled_plans(gp)  # sticky's only round withholds nothing
+    assert settled.strategy == "cooperative-sticky"
+    assert settled.assignment.as_lists() == final
+    assert (settled.metrics.unassigned, settled.metrics.moves) == (0, 2)
+    assert gp.plans[1].metrics.unassigned == 2
+
+
+@given(st.randoms(use_true_random=False), st.sampled_from(names()))
+@SETTINGS
+def test_every_strategy_settles_with_every_partition_assigned(rng, name):
+    """Whatever the group, the rounds settle within MAX_ROUNDS on an assignment that gives
+    every partition of a subscribed topic to a member; a strategy whose first round withholds
+    nothing settles on that round."""
+    from lagassign.plan import rebalance_round, settle
+
+    group = random_group(rng, owned=True)
+    strategy = create(name)
+    first = rebalance_round(strategy, group)
+    final = settle(strategy, group, first)
+    read = {t for m in group.members for t in m.topics}
+    assert set(final.owners()) == {p.tp for p in group.partitions() if p.topic in read}
+    if not first.withheld:
+        assert final == first.assignment

@@ -74,6 +74,38 @@ def rebalance_round(
     return assign_cooperatively(strategy, group, consuming)
 
 
+#: rebalance rounds :func:`settle` runs at most (the cooperative protocol settles in two)
+MAX_ROUNDS = 4
+
+
+def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None) -> Assignment:
+    """The assignment the rebalance rounds of ``strategy`` on ``group`` settle on, from its
+    first round (``first``, else :func:`rebalance_round` now).
+
+    A round that withholds partitions (the cooperative protocol: they move, and a member
+    still consumes them) is followed by another, as in Kafka: every member revokes what it was
+    not given and rejoins owning what it was given, in the next generation; in that round
+    nobody consumes the withheld partitions any more, so they are assigned. A strategy that
+    withholds nothing settles in its first round.
+
+    Example: ``a`` owns t-0..t-3 and ``b`` joins; ``cooperative-sticky``'s first round gives
+    ``a`` [t-0, t-1] and ``b`` nothing, withholding t-2 and t-3; the second gives ``b``
+    [t-2, t-3].
+    """
+    assignment, withheld = first if first is not None else rebalance_round(strategy, group)
+    generation = max((m.generation or 0 for m in group.members), default=0)
+    for _ in range(MAX_ROUNDS - 1):
+        if not withheld:
+            break
+        generation += 1
+        members = tuple(
+            replace(m, owned=tuple(assignment.partitions.get(m.id, ())), generation=generation)
+            for m in group.members
+        )
+        assignment, withheld = rebalance_round(strategy, replace(group, members=members))
+    return assignment
+
+
 def plan_with(group: Group, strategy: Strategy, lags: dict[TopicPartition, int]) -> Plan:
     """One round of ``strategy`` on ``group`` under its own protocol, with its metrics."""
     assignment = rebalance_round(strategy, group).assignment
@@ -107,6 +139,19 @@ def with_members(group: Group, count: int) -> Group:
         for name, topic in group.topics.items()
     }
     return replace(group, topics=topics, members=members)
+
+
+def settled_plans(gp: GroupPlans) -> tuple[Plan, ...]:
+    """For each plan of ``gp`` whose first round gives some partitions to nobody (withheld
+    under the cooperative protocol), the plan its rounds settle on (:func:`settle`), under
+    the same strategy name, with its metrics; moves are counted from the members' current
+    assignment, as for the first round."""
+    return tuple(
+        Plan(plan.strategy, assignment, evaluate(gp.group, assignment, gp.lags))
+        for plan in gp.plans
+        if plan.metrics.unassigned
+        for assignment in [settle(create(plan.strategy), gp.group)]
+    )
 
 
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:

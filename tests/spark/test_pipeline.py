@@ -63,6 +63,7 @@ TABLE_COLUMNS = {
         "falls_behind",
     ],
 }
+TABLE_COLUMNS["settled"] = TABLE_COLUMNS["groups"]
 
 
 def options(out: Path, **kw: Any) -> PipelineOptions:
@@ -281,9 +282,39 @@ def test_full_sample_metrics_and_report(full: Path) -> None:
     # groups with produce rates, and only they, are planned for catch-up time
     assert any(g["time_aware"] for g in groups) and not all(g["time_aware"] for g in groups)
 
+    # cooperative-sticky's first rounds withhold partitions; settled says where its rounds
+    # settle for exactly those plans: every partition assigned, as well balanced as sticky can
+    first_rounds = {
+        g["group"]: g for g in groups if g["strategy"] == "cooperative-sticky" and g["unassigned"]
+    }
+    settled = read(full, "settled")
+    assert first_rounds and {g["group"] for g in settled} == set(first_rounds)
+    assert {g["strategy"] for g in settled} == {"cooperative-sticky"}
+    for g in settled:
+        first = first_rounds[g["group"]]
+        assert g["unassigned"] == 0 and g["partitions"] == first["partitions"], g
+        assert g["max_member_lag"] >= g["lower_bound"] - 1e-6, g
+
     summary = json.loads((full / "summary.json").read_text())
     assert summary["tool"] == "lagassign pipeline" and summary["partitions"] == 10_860
+    assert summary["seconds"]["total"] >= sum(
+        v for k, v in summary["seconds"].items() if k != "total"
+    )
     report = (full / "report.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", report)
+    # the page counts the 10,860 partitions summary.json and stdout say, and explains what the
+    # strategies assign of them; both rounds of cooperative-sticky, each with what it leaves
+    # unassigned; the worst table's symbols; the whole run time
+    read_by_members = sum(g["partitions"] for g in groups if g["strategy"] == "range")
+    assert f"302 groups, 10,860 partitions ({read_by_members:,} in topics" in text
+    # (the table, as the fleet chart, counts the groups with members and lag)
+    withheld = sum(g["unassigned"] for g in first_rounds.values() if g["total_lag"])
+    assert re.search(
+        rf"<td>cooperative-sticky, round 1</td>(<td[^>]*>[^<]*</td>)*<td>{withheld:,}</td></tr>",
+        report,
+    )
+    assert "Catch-up now → balanced:" in text and "†: the group has produce rates" in text
+    assert re.search(r"<td>run time</td><td>\d+ s \(starting Spark \d+ s, reading", report)
     images = re.findall(r"<img src='([^']+)'", report)
     assert "imbalance.png" in images and "worst-groups.png" in images
     assert sum(1 for i in images if i.startswith("group-")) == 6

@@ -18,7 +18,7 @@ import html
 import math
 import re
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ matplotlib.use("Agg")  # files only: never needs a display
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from lagassign.report.text import NEVER, UNKNOWN, duration
@@ -67,6 +68,7 @@ class GroupResult:
     imbalance: float
     count_spread: int
     moves: int
+    #: partitions the plan gives nobody (a cooperative first round withholds those that move)
     unassigned: int
     catch_up_s: float | None
     #: produce rates known: balanced planned for catch-up time (None in older outputs)
@@ -166,33 +168,67 @@ class StrategySummary:
     catch_up: float | None
     #: groups where this plan leaves some member behind for good
     behind: int
+    #: partitions the plans give nobody, over the fleet (a first round's withheld ones)
+    unassigned: int = 0
+    #: a first round, whose rounds settle on the strategy's own row
+    first_round: bool = False
+    #: every group's imbalance
+    ratios: tuple[float, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.strategy}, round 1" if self.first_round else self.strategy
 
 
-def summarize(groups: Iterable[GroupResult], strategies: Sequence[str]) -> list[StrategySummary]:
+def settled_view(
+    groups: Iterable[GroupResult], settled: Iterable[GroupResult]
+) -> list[GroupResult]:
+    """``groups`` with every plan whose first round withholds partitions replaced by where its
+    rounds settle (the ``settled`` table's row of the same group and strategy)."""
+    later = {(g.group, g.strategy): g for g in settled}
+    return [later.get((g.group, g.strategy), g) for g in groups]
+
+
+def _summary(strategy: str, plans: Sequence[GroupResult], first_round: bool) -> StrategySummary:
+    ratios = [g.imbalance for g in plans]
+    known = [g.catch_up_s for g in plans if g.catch_up_s is not None]
+    return StrategySummary(
+        strategy=strategy,
+        groups=len(plans),
+        median=statistics.median(ratios),
+        p90=_quantile(ratios, 0.9),
+        worst=max(ratios),
+        near=sum(1 for r in ratios if r <= 1 + NEAR) / len(ratios),
+        moves=sum(g.moves for g in plans),
+        catch_up=statistics.median(known) if known else None,
+        behind=sum(1 for g in plans if g.falls_behind),
+        unassigned=sum(g.unassigned for g in plans),
+        first_round=first_round,
+        ratios=tuple(ratios),
+    )
+
+
+def summarize(
+    groups: Iterable[GroupResult],
+    strategies: Sequence[str],
+    settled: Iterable[GroupResult] = (),
+) -> list[StrategySummary]:
+    """A row per strategy (the current assignment first) over the groups with members and lag:
+    where its rounds settle; for a strategy whose first round withholds partitions somewhere
+    (``settled`` has its rows), a second row of its first rounds."""
+    groups = list(groups)
+    settled = list(settled)
+    rounds = {g.strategy for g in settled}
+    final = settled_view(groups, settled)
     rows = []
-    by_strategy: dict[str, list[GroupResult]] = {}
-    for g in groups:
-        if g.planned:
-            by_strategy.setdefault(g.strategy, []).append(g)
     for strategy in [CURRENT, *strategies]:
-        plans = by_strategy.get(strategy, [])
+        plans = [g for g in final if g.strategy == strategy and g.planned]
         if not plans:
             continue
-        ratios = [g.imbalance for g in plans]
-        known = [g.catch_up_s for g in plans if g.catch_up_s is not None]
-        rows.append(
-            StrategySummary(
-                strategy=strategy,
-                groups=len(plans),
-                median=statistics.median(ratios),
-                p90=_quantile(ratios, 0.9),
-                worst=max(ratios),
-                near=sum(1 for r in ratios if r <= 1 + NEAR) / len(ratios),
-                moves=sum(g.moves for g in plans),
-                catch_up=statistics.median(known) if known else None,
-                behind=sum(1 for g in plans if g.falls_behind),
-            )
-        )
+        rows.append(_summary(strategy, plans, first_round=False))
+        if strategy in rounds:
+            first = [g for g in groups if g.strategy == strategy and g.planned]
+            rows.append(_summary(strategy, first, first_round=True))
     return rows
 
 
@@ -216,12 +252,12 @@ def _ratio_axis(ax: Axes, top: float, axis: str = "x") -> None:
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
 
 
-def imbalance_chart(
-    summary: Sequence[StrategySummary], groups: Sequence[GroupResult], path: Path
-) -> Path:
-    """Box plots of imbalance per strategy (current first), log scale."""
+def imbalance_chart(summary: Sequence[StrategySummary], path: Path) -> Path:
+    """Box plots of imbalance per strategy (current first), log scale: where each strategy's
+    rounds settle (first rounds are in the table, with what they leave unassigned)."""
+    summary = [s for s in summary if not s.first_round]
     order = [s.strategy for s in summary]
-    data = [[g.imbalance for g in groups if g.planned and g.strategy == s] for s in order]
+    data = [list(s.ratios) for s in summary]
     fig, ax = plt.subplots(figsize=(10, 0.55 * len(order) + 1.6))
     positions = list(range(len(order), 0, -1))
     box = ax.boxplot(
@@ -249,6 +285,10 @@ def imbalance_chart(
     ax.set_title(f"Imbalance across the fleet ({len(data[0]) if data else 0} groups with lag)")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    return _save(fig, path)
+
+
+def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
@@ -260,6 +300,15 @@ def worst_chart(
     shown: Sequence[str],
     path: Path,
 ) -> Path:
+    """Writes :func:`worst_figure` to ``path``."""
+    return _save(worst_figure(worst, plans, shown), path)
+
+
+def worst_figure(
+    worst: Sequence[str],
+    plans: Mapping[str, Mapping[str, GroupResult]],
+    shown: Sequence[str],
+) -> Figure:
     """Imbalance of the worst groups (worst at the top) now and under the compared strategies."""
     series = [CURRENT, *shown]
     fig, ax = plt.subplots(figsize=(10, 0.42 * len(worst) * max(1, len(series) / 2.5) + 1.4))
@@ -274,27 +323,36 @@ def worst_chart(
             ys.append(len(worst) - j + (len(series) / 2 - i - 0.5) * height)
             xs.append(g.imbalance)
         top = max([top, *xs])
+        # from the left edge, not from 1: a plan at the bound (1.00×) keeps a visible bar
         ax.barh(
-            ys, [x - 1 for x in xs], height, left=1, label=strategy, color=_color(strategy, series)
+            ys,
+            [x - _LEFT for x in xs],
+            height,
+            left=_LEFT,
+            label=strategy,
+            color=_color(strategy, series),
         )
         for x, y in zip(xs, ys, strict=True):
             ax.text(x * 1.01, y, f"{x:.2f}×", va="center", fontsize=6, color="#333333")
     ax.set_xscale("log")
-    ax.set_xlim(1, max(top * 1.25, 1.3))
+    ax.set_xlim(_LEFT, max(top * 1.25, 1.3))
     _ratio_axis(ax, top)
+    ax.axvline(1, color="black", linewidth=0.8, linestyle="--")
     ax.set_yticks([len(worst) - j for j in range(len(worst))])
     ax.set_yticklabels(
         [f"{gid}  ({_lag(plans[gid][next(iter(plans[gid]))].total_lag)} lag)" for gid in worst],
         fontsize=8,
     )
-    ax.set_xlabel("largest member lag ÷ lower bound")
+    ax.set_xlabel("largest member lag ÷ lower bound (dashed: 1×, as good as can be)")
     ax.set_title("The worst groups now, worst first")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
+
+
+#: where the worst groups' bars start, left of 1× (log scale: no bar can start at 0)
+_LEFT = 0.9
 
 
 def group_chart(
@@ -336,9 +394,7 @@ def group_chart(
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _short(member_id: str, limit: int = 28) -> str:
@@ -387,40 +443,75 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Cell]], css: str = "")
     return f'<table class="{css}">\n{head_row}{body}</table>'
 
 
+#: a fact of the page: its text, or what gives it when the page is written (the run time)
+Fact = str | Callable[[], str]
+
+
+def _fleet_counts(
+    plans: Mapping[str, Mapping[str, GroupResult]],
+    any_plan: Mapping[str, GroupResult],
+    partitions: Mapping[str, int] | None,
+) -> str:
+    """The fleet in a sentence: groups, partitions (all of them, and how many the strategies
+    assign, the difference explained), lag."""
+    read = sum(g.partitions for g in any_plan.values())
+    no_members = [gid for gid, g in any_plan.items() if g.members == 0]
+    no_current = sum(1 for p in plans.values() if CURRENT not in p)
+    fleet_lag = sum(g.total_lag for g in any_plan.values())
+    if partitions is None:
+        counted = f"{read:,} partitions their members read"
+    else:
+        total = sum(partitions.values())
+        memberless = sum(partitions.get(gid, 0) for gid in no_members)
+        unread = total - read - memberless
+        others = [f"{memberless:,} belong to the groups without members"] if memberless else []
+        others += [f"{unread:,} to topics no member subscribes"] if unread else []
+        counted = f"{total:,} partitions"
+        if others:
+            counted += (
+                f" ({read:,} in topics their members read, which the strategies assign and the "
+                f"tables below count; the other {total - read:,}: {' and '.join(others)})"
+            )
+    return (
+        f"{len(plans)} groups, {counted}; total lag {fleet_lag:,} messages in the partitions "
+        f"members read. {len(no_members)} groups have no members; {no_current} have no current "
+        "assignment to compare with."
+    )
+
+
 def write_report(
     folder: Path,
     groups: Sequence[GroupResult],
     members: Sequence[MemberResult],
     *,
     strategies: Sequence[str],
-    facts: Mapping[str, str] | None = None,
+    facts: Mapping[str, Fact] | None = None,
     charts: int | None = None,
+    partitions: Mapping[str, int] | None = None,
+    settled: Sequence[GroupResult] = (),
 ) -> Path:
     """Writes ``report.html`` and its PNGs into ``folder``; ``members`` are those of the groups
-    to chart (:func:`charted_groups`). Returns the report's path."""
+    to chart (:func:`charted_groups`); ``partitions``: every group's partitions (all of them,
+    read or not); ``settled``: where the rounds settle for plans whose first round withholds
+    (the ``settled`` table). Facts given as functions are asked last, once the charts are
+    drawn. Returns the report's path."""
     folder = Path(folder)
-    plans = _by_group(groups)
+    final = settled_view(groups, settled)
+    plans = _by_group(final)
     shown = compared(strategies)
-    summary = summarize(groups, strategies)
-    worst = worst_groups(groups, strategies)
+    summary = summarize(groups, strategies, settled)
+    worst = worst_groups(final, strategies)
     first = strategies[0] if strategies else CURRENT
-    any_plan = [p.get(first) or next(iter(p.values())) for p in plans.values()]
-    no_members = sum(1 for g in any_plan if g.members == 0)
-    no_current = sum(1 for gid, p in plans.items() if CURRENT not in p)
-    fleet_lag = sum(g.total_lag for g in any_plan)
+    any_plan = {gid: p.get(first) or next(iter(p.values())) for gid, p in plans.items()}
 
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         "<title>lagassign fleet report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>Consumer-group lag and assignment plans</h1>",
-        f"<p class='note'>{len(plans)} groups, "
-        f"{sum(g.partitions for g in any_plan):,} partitions their members read, "
-        f"total lag {fleet_lag:,} messages. {no_members} groups have no members; "
-        f"{no_current} have no current assignment to compare with.</p>",
+        f"<p class='note'>{html.escape(_fleet_counts(plans, any_plan, partitions))}</p>",
     ]
-    if facts:
-        parts.append(_table(["", ""], [(k, v) for k, v in facts.items()], "facts"))
+    facts_at = len(parts)
 
     parts.append("<h2>Imbalance across the fleet</h2>")
     parts.append(
@@ -431,7 +522,7 @@ def write_report(
         f"{NEAR:.0%} of the bound. Moves: partitions that leave their current owner, summed "
         "over the fleet.</p>"
     )
-    timed = sum(1 for g in any_plan if g.time_aware)
+    timed = sum(1 for g in any_plan.values() if g.time_aware)
     parts.append(
         "<p class='note'>Catch-up: the predicted time until a plan's slowest member has read its "
         "backlog while its partitions' produce rate keeps coming in, backlog ÷ (capacity − "
@@ -441,6 +532,14 @@ def write_report(
         f"falls behind for good; {UNKNOWN}: no rate known. Falls behind: groups where the plan "
         f"does that. {timed} of {len(any_plan)} groups have produce rates; balanced planned them "
         "for catch-up time (marked † below) and the others for lag.</p>"
+    )
+    parts.append(
+        "<p class='note'>Each strategy's row is the assignment its rebalance rounds settle on. "
+        "Under the cooperative protocol (cooperative-sticky) a partition that moves goes to "
+        "nobody while its owner still consumes it: the first round (the row “…, round 1”, "
+        "and the tables groups, plans and members) leaves those unassigned, and a second "
+        "round hands them over (the table settled). Unassigned: partitions the plans give "
+        "nobody, summed over these groups.</p>"
     )
     parts.append(
         _table(
@@ -454,10 +553,11 @@ def write_report(
                 "moves",
                 "median catch-up",
                 "falls behind",
+                "unassigned",
             ],
             [
                 (
-                    s.strategy,
+                    s.label,
                     f"{s.groups:,}",
                     f"{s.median:.2f}×",
                     f"{s.p90:.2f}×",
@@ -466,13 +566,14 @@ def write_report(
                     f"{s.moves:,}" if s.strategy != CURRENT else "–",
                     _catch_up(s.catch_up),
                     (f"{s.behind:,}", "behind") if s.behind else "0",
+                    f"{s.unassigned:,}" if s.strategy != CURRENT else "–",
                 )
                 for s in summary
             ],
         )
     )
     if summary:
-        imbalance_chart(summary, groups, folder / "imbalance.png")
+        imbalance_chart(summary, folder / "imbalance.png")
         parts.append("<img src='imbalance.png' alt='imbalance across the fleet'>")
 
     if worst:
@@ -512,6 +613,7 @@ def write_report(
             )
             rows.append(row)
         parts.append(_table(header, rows))
+        parts.append(f"<p class='note'>{html.escape(_worst_legend(shown))}</p>")
         worst_chart(worst[:15], plans, shown, folder / "worst-groups.png")
         parts.append("<img src='worst-groups.png' alt='the worst groups'>")
 
@@ -533,6 +635,24 @@ def write_report(
         "<p class='note'>Tables: partitions, plans, members, groups (Parquet) beside this "
         "page; see docs/pipeline.md.</p></body></html>"
     )
+    if facts:
+        known = [(k, v() if callable(v) else v) for k, v in facts.items()]
+        parts.insert(facts_at, _table(["", ""], known, "facts"))
     path = folder / "report.html"
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def _worst_legend(shown: Sequence[str]) -> str:
+    """What every symbol of the worst groups' table means."""
+    last = shown[-1]
+    return (
+        f"now, {', '.join(shown)}: the largest member lag (k: thousands, M: millions of "
+        "messages) and, in brackets, its ratio to the lower bound (×). "
+        f"{last} moves: partitions that leave their current owner. "
+        f"Catch-up now → {last}: the predicted time until the slowest member has read its "
+        f"backlog, now and under {last}. {NEVER}: some member takes in at least what it can "
+        f"read and falls behind for good (red: under {last}). {UNKNOWN}: not known: the group "
+        "has no produce and consume rates (or, for now, no current assignment). †: the group "
+        "has produce rates: balanced plans it for catch-up time rather than lag."
+    )

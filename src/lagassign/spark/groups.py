@@ -22,7 +22,7 @@ from lagassign.formats.limits import MAX_OFFSET
 from lagassign.formats.snapshot_rows import Row, build_group, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
-from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
+from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group, settled_plans
 from lagassign.spark.schema import RESULT_SCHEMA
 
 
@@ -61,6 +61,8 @@ class Results:
         plans = ([gp.current] if gp.current else []) + list(gp.plans)
         for plan in plans:
             self.add_plan(gp, plan)
+        for plan in settled_plans(gp):
+            self.add_metrics("settled", gp, plan)
 
     def add_plan(self, gp: GroupPlans, plan: Plan) -> None:
         group, metrics = gp.group.id, plan.metrics
@@ -83,9 +85,14 @@ class Results:
                 partitions=load.partitions,
                 lag=load.lag,
             )
+        self.add_metrics("group", gp, plan)
+
+    def add_metrics(self, kind: str, gp: GroupPlans, plan: Plan) -> None:
+        """The row of the plan's metrics: of the ``groups`` table, or of ``settled``."""
+        metrics = plan.metrics
         self.add(
-            "group",
-            group=group,
+            kind,
+            group=gp.group.id,
             strategy=plan.strategy,
             members=len(gp.group.members),
             partitions=sum(load.partitions for load in metrics.members) + metrics.unassigned,

@@ -15,7 +15,7 @@
    :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag_rules`, every strategy from the
    registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
    core's.
-3. **Write** (:mod:`lagassign.spark.outputs`): the four Parquet tables, ``report.html`` with its
+3. **Write** (:mod:`lagassign.spark.outputs`): the Parquet tables, ``report.html`` with its
    PNGs (:mod:`lagassign.report.fleet`) and ``summary.json``, into a staging folder that takes
    ``--out``'s place only when everything is written.
 
@@ -487,10 +487,20 @@ def _report(
     spark: SparkSession,
     clock: _Clock,
 ) -> Path:
-    from lagassign.report.fleet import GroupResult, MemberResult, charted_groups, write_report
+    from lagassign.report.fleet import (
+        Fact,
+        GroupResult,
+        MemberResult,
+        charted_groups,
+        write_report,
+    )
 
-    group_rows = table(results, "groups").collect()
-    groups = [GroupResult(**row.asDict()) for row in group_rows]
+    groups = [GroupResult(**row.asDict()) for row in table(results, "groups").collect()]
+    settled = [GroupResult(**row.asDict()) for row in table(results, "settled").collect()]
+    partitions = {
+        row["group"]: int(row["count"])
+        for row in table(results, "partitions").groupBy("group").count().collect()
+    }
     shown = charted_groups(groups, strategies, options.charts)
     member_rows = (
         table(results, "members")
@@ -500,15 +510,39 @@ def _report(
         else []
     )
     members = [MemberResult(**row.asDict()) for row in member_rows]
-    facts = {
+    facts: dict[str, Fact] = {
         "input": ", ".join(
             f"{k}: {v}" for k, v in sources.chosen(options).described(options).items() if v
         ),
         "Spark": f"{spark.version} on {spark.sparkContext.master}",
         "strategies": ", ".join(strategies),
-        "run time": f"{sum(clock.seconds.values()):.0f} s so far (read, plan, write)",
+        "run time": lambda: _run_time(clock),
     }
-    return write_report(folder, groups, members, strategies=strategies, facts=facts)
+    return write_report(
+        folder,
+        groups,
+        members,
+        strategies=strategies,
+        facts=facts,
+        partitions=partitions,
+        settled=settled,
+    )
+
+
+#: the steps of a run as the report names them
+_STEPS = {
+    "start": "starting Spark",
+    "read": "reading",
+    "plan": "planning",
+    "write": "writing the tables",
+    "report": "the report",
+}
+
+
+def _run_time(clock: _Clock) -> str:
+    """The run's time until now, Spark's start included, and each step's."""
+    steps = ", ".join(f"{_STEPS.get(k, k)} {v:.0f} s" for k, v in clock.so_far().items())
+    return f"{clock.total():.0f} s ({steps})"
 
 
 # ------------------------------------------------------------------------------------------------

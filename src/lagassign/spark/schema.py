@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-#: results of planning: kind is "partition", "plan", "member", "group", "error" or "failure"
+#: results of planning: kind is "partition", "plan", "member", "group", "settled", "error" or
+#: "failure"
 RESULT_SCHEMA = pa.schema(
     [
         pa.field("kind", pa.string()),
@@ -39,30 +40,32 @@ RESULT_SCHEMA = pa.schema(
     ]
 )
 
+#: the columns of a plan's metrics: the ``groups`` and ``settled`` tables
+METRICS_COLUMNS = (
+    "group",
+    "strategy",
+    "members",
+    "partitions",
+    "total_lag",
+    "max_member_lag",
+    "lower_bound",
+    "imbalance",
+    "count_spread",
+    "moves",
+    "unassigned",
+    "catch_up_s",
+    "time_aware",
+    "falls_behind",
+)
+
 #: output table -> (the results kind it holds, its columns in order)
 TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "partitions": ("partition", ("group", "topic", "partition", "lag", "member_id")),
     "plans": ("plan", ("group", "strategy", "member_id", "topic", "partition")),
     "members": ("member", ("group", "strategy", "member_id", "partitions", "lag")),
-    "groups": (
-        "group",
-        (
-            "group",
-            "strategy",
-            "members",
-            "partitions",
-            "total_lag",
-            "max_member_lag",
-            "lower_bound",
-            "imbalance",
-            "count_spread",
-            "moves",
-            "unassigned",
-            "catch_up_s",
-            "time_aware",
-            "falls_behind",
-        ),
-    ),
+    "groups": ("group", METRICS_COLUMNS),
+    #: where the rounds settle, for the plans of ``groups`` whose first round withholds
+    "settled": ("settled", METRICS_COLUMNS),
 }
 
 _DDL_TYPES = {
