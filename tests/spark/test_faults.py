@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -322,3 +323,23 @@ def test_a_reader_failure_no_check_foresaw_still_names_the_file(
         path,
         "cannot read: TypeError: Object of type datetime is not JSON serializable",
     )
+
+
+def test_the_run_time_counts_every_step_spark_start_included() -> None:
+    """The report's run time is the whole run's, Spark's start included (it said "387 s so
+    far (read, plan, write)"), the step under way counted until now."""
+    from lagassign.spark.pipeline import _Clock, _run_time
+
+    clock = _Clock()
+    for name in ("start", "read", "plan", "write"):
+        with clock.step(name, name):
+            pass
+    clock.seconds.update(start=15.2, read=23.4, plan=185.0, write=10.9)
+    clock.started -= 240
+    with clock.step("report", "report"):
+        said = _run_time(clock)
+    assert re.fullmatch(
+        r"24\d s \(starting Spark 15 s, reading 23 s, planning 185 s, writing the tables 11 s, "
+        r"the report 0 s\)",
+        said,
+    ), said
