@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import os
 import re
 import signal
 import subprocess
@@ -217,7 +218,7 @@ def test_out_in_a_folder_that_cannot_be_written_is_one_line_exit_2(
 # signals and what stderr says
 
 
-def _pipeline(tmp_path: Path) -> subprocess.Popen[str]:
+def _pipeline(tmp_path: Path, session: bool = False) -> subprocess.Popen[str]:
     folder = tmp_path / "in"
     folder.mkdir()
     _jsonl(
@@ -229,7 +230,12 @@ def _pipeline(tmp_path: Path) -> subprocess.Popen[str]:
     command += ["--out", str(tmp_path / "out"), "--master", "local[2]"]
     command += ["--conf", "spark.ui.enabled=false"]
     return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=session,
     )
 
 
@@ -245,27 +251,32 @@ def _signal_when(proc: subprocess.Popen[str], line: str, signum: int, tmp_path: 
     else:
         raise AssertionError(f"the run ended before {line!r}: {''.join(seen)}")
     assert [p.name.startswith(".out.tmp-") for p in tmp_path.iterdir() if p.name != "in"] == [True]
-    proc.send_signal(signum)
+    if os.getsid(proc.pid) == proc.pid:  # its own session: the whole group, JVM included
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
     _, rest = proc.communicate(timeout=240)
     return "".join(seen) + rest
 
 
 @pytest.mark.parametrize(
-    ("signum", "when", "status", "said"),
+    ("signum", "when", "group", "status", "said"),
     [
-        (signal.SIGINT, "lagassign: reading the input ...", 130, "lagassign: interrupted (SIGINT)"),
-        (signal.SIGTERM, "lagassign: starting Spark ...", 143, "lagassign: terminated (SIGTERM)"),
+        (signal.SIGINT, "reading the input ...", False, 130, "lagassign: interrupted (SIGINT)"),
+        (signal.SIGTERM, "starting Spark ...", False, 143, "lagassign: terminated (SIGTERM)"),
+        (signal.SIGTERM, "reading the input ...", True, 143, "lagassign: terminated (SIGTERM)"),
     ],
 )
 def test_a_signal_ends_the_run_cleanly(
-    tmp_path: Path, signum: int, when: str, status: int, said: str
+    tmp_path: Path, signum: int, when: str, group: bool, status: int, said: str
 ) -> None:
     """A real ``lagassign pipeline`` process, signalled once its run is under way (during
-    Spark's start, and during the job): no traceback, the staging folder removed, nothing at
-    --out, the shell's status for the signal. Every line on stderr is lagassign's own: none
+    Spark's start, and during the job; to the process alone, or to its whole process group as
+    a terminal, systemd or docker stop do, so that the JVM dies at once too): no traceback,
+    the staging folder removed, nothing at --out, the shell's status for the signal. Every line on stderr is lagassign's own: none
     of Spark's or the JVM's start-up lines."""
-    proc = _pipeline(tmp_path)
-    stderr = _signal_when(proc, when, signum, tmp_path)
+    proc = _pipeline(tmp_path, session=group)
+    stderr = _signal_when(proc, f"lagassign: {when}", signum, tmp_path)
     assert proc.returncode == status, stderr
     assert stderr.splitlines()[-1] == said, stderr
     assert all(line.startswith("lagassign: ") for line in stderr.splitlines()), stderr

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -401,7 +402,11 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
             with contextlib.suppress(Exception):  # the session may be gone already
                 frame.unpersist()
         if own and spark is not None:
-            spark.stop()
+            # the JVM may be gone already: a signal to the whole process group (Ctrl-C in a
+            # terminal, systemd, docker stop, timeout) reaches it too
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                spark.stop()
 
 
 @dataclass
