@@ -14,9 +14,11 @@ import pytest
 
 from lagassign.formats.consumer_offsets import OffsetCommit, OffsetDeleted, OtherRecord
 from lagassign.model import Offsets, TopicPartition
+from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.batch import MonitorBatches, Record, progress_line
-from lagassign.spark.monitor.commits import CommitState, Committed, saved_batches
+from lagassign.spark.monitor.commits import CommitState, Committed
 from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows
+from lagassign.spark.monitor.samples import MAX_SAMPLES, EndSamples
 from tests.test_consumer_offsets import key, value
 
 T0 = datetime(2026, 11, 24, 23, 59, 50, tzinfo=UTC)
@@ -54,13 +56,13 @@ def test_state_is_kept_per_batch_and_only_the_two_newest(tmp_path: Path) -> None
     for batch in range(4):
         state.apply([commit("g", "t", batch, 100 + batch)])
         state.save(tmp_path, batch)
-    assert sorted(saved_batches(tmp_path)) == [2, 3]
+    assert sorted(kept.saved_batches(tmp_path, "commits")) == [2, 3]
     assert CommitState.load(tmp_path, 3).commits == state.commits
     assert len(CommitState.load(tmp_path, 2).commits) == 3
     assert CommitState.load(tmp_path, -1).commits == {}
     only_h = CommitState.load(tmp_path, 3, re.compile("h"))
     assert only_h.commits == {}
-    with pytest.raises(FileNotFoundError, match="after micro-batch 1 is missing"):
+    with pytest.raises(FileNotFoundError, match="commits after micro-batch 1 is missing"):
         CommitState.load(tmp_path, 1)
 
 
@@ -79,7 +81,7 @@ def test_lag_rows_follow_the_lag_rules() -> None:
         TopicPartition("t", 1): Offsets(10, 30),
         TopicPartition("t", 2): Offsets(0, 90),
     }
-    table = lag_rows(state, logs, T0)
+    table = lag_rows(state, logs, EndSamples(), T0)
     assert table.schema == LAG_SCHEMA
     assert table.column_names == [
         "time",
@@ -179,3 +181,40 @@ def test_batches_carry_state_and_a_replay_after_a_restart_replaces_its_rows(
         (1, 4, 16),
     ]
     assert {r["time"] for r in replayed[2:]} == {T0 + timedelta(seconds=15)}
+
+
+def test_samples_are_bounded_and_kept_per_batch(tmp_path: Path) -> None:
+    samples = EndSamples()
+    tp = TopicPartition("t", 0)
+    for i in range(MAX_SAMPLES + 5):
+        samples.add(float(i), {tp: Offsets(0, 10 * i)})
+    assert samples.of(tp) == [(float(i), 10 * i) for i in range(5, MAX_SAMPLES + 5)]
+    samples.save(tmp_path, 7)
+    assert EndSamples.load(tmp_path, 7).samples == samples.samples
+    assert EndSamples.load(tmp_path, -1).samples == {}
+
+
+def test_lag_seconds_against_a_steady_producer_and_a_stalled_group(tmp_path: Path) -> None:
+    """The log end grows 10 records a second from 1,000; the group committed 1,000 and stops:
+    every sample after the first says exactly how long ago the end was at 1,000, and a
+    committed offset older than every sample is extrapolated from the produce rate."""
+    clock = Clock(T0)
+    tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+
+    def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
+        grown = int((clock.now - T0).total_seconds() * 10)
+        return {tp0: Offsets(0, 1000 + grown), tp1: Offsets(0, 1000 + grown)}
+
+    out = tmp_path / "out"
+    batches = MonitorBatches(out, tmp_path / "state", read_logs, clock=clock)
+    batches.run(0, records(("g", "t", 0, 1000)))  # caught up at the first sample
+    for batch in range(1, 5):
+        clock.now = T0 + timedelta(seconds=5 * batch)
+        batches.run(batch, records(("g", "t", 1, 900)) if batch == 2 else [])
+    rows = [r for r in read_lag(out) if r["time"] == clock.now]
+    assert [
+        (r["partition"], r["lag"], r["lag_seconds"], r["lag_seconds_estimated"]) for r in rows
+    ] == [
+        (0, 200, 20.0, False),  # the end was at 1,000 at T0, 20 s ago
+        (1, 300, 30.0, True),  # 900 is before the first sample: 100 records at 10/s earlier
+    ]

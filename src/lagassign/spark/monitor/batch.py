@@ -11,7 +11,9 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
 3. the log start and end of every partition of every committed topic, in one batched read on
    the driver (``read_logs``: :func:`offsets_reader_logs` over
    :class:`lagassign.kafka.offsets.OffsetsReader`);
-4. the state saved for this id, then the ``lag`` rows written for this id
+4. one log-end sample per partition added to the samples kept after the previous batch
+   (:mod:`.samples`), for ``lag_seconds``;
+5. the state and the samples saved for this id, then the ``lag`` rows written for this id
    (:mod:`.lag_table`). Saving first means a crash between the two replays the batch from the
    state before it, which the previous file still holds.
 """
@@ -31,6 +33,7 @@ from lagassign.kafka.offsets import OffsetsReader
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitState
 from lagassign.spark.monitor.lag_table import lag_rows, write_batch
+from lagassign.spark.monitor.samples import EndSamples
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +68,12 @@ class MonitorBatches:
     group_pattern: re.Pattern[str] | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _state: CommitState | None = None
+    _samples: EndSamples | None = None
     _state_batch: int | None = None
 
     def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
         began = time.perf_counter()
-        state = self._state_before(batch_id)
+        state, samples = self._state_before(batch_id)
         counts = DecodeCounts()
 
         def decoded() -> Iterator[Decoded]:
@@ -87,9 +91,11 @@ class MonitorBatches:
         state.apply(decoded())
         logs = self.read_logs(state.topics()) if state.commits else {}
         now = self.clock()
-        table = lag_rows(state, logs, now)
+        samples.add(now.timestamp(), logs)
+        table = lag_rows(state, logs, samples, now)
         state.save(self.state_dir, batch_id)
-        self._state, self._state_batch = state, batch_id
+        samples.save(self.state_dir, batch_id)
+        self._state, self._samples, self._state_batch = state, samples, batch_id
         write_batch(self.out, batch_id, table, now)
         return BatchSummary(
             batch_id=batch_id,
@@ -101,12 +107,18 @@ class MonitorBatches:
             seconds=time.perf_counter() - began,
         )
 
-    def _state_before(self, batch_id: int) -> CommitState:
-        """A copy of the state after ``batch_id - 1``."""
+    def _state_before(self, batch_id: int) -> tuple[CommitState, EndSamples]:
+        """Copies of the commit state and the log-end samples after ``batch_id - 1``."""
         previous = batch_id - 1
-        if self._state is not None and self._state_batch == previous:
-            return CommitState(self._state.commits, self.group_pattern)
-        return CommitState.load(self.state_dir, previous, self.group_pattern)
+        if self._state is not None and self._samples is not None and self._state_batch == previous:
+            return (
+                CommitState(self._state.commits, self.group_pattern),
+                EndSamples(self._samples.samples),
+            )
+        return (
+            CommitState.load(self.state_dir, previous, self.group_pattern),
+            EndSamples.load(self.state_dir, previous),
+        )
 
 
 def offsets_reader_logs(reader: OffsetsReader) -> ReadLogs:

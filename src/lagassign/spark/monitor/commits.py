@@ -7,24 +7,22 @@ tombstone removes it. Other records change nothing. ``--group REGEX`` keeps only
 whose id the regular expression matches in full.
 
 Exactly once across restarts: after micro-batch N the state is saved as
-``DIR/commits-N.parquet`` (written to a temporary name and renamed), and micro-batch N starts
-from the state after N − 1, in memory or, after a restart, from its file. A micro-batch that
-Spark replays after a crash starts from the same state, so it computes the same rows. Only the
-two newest files are kept.
+``DIR/commits-N.parquet`` (:mod:`.kept`), and micro-batch N starts from the state after N − 1,
+in memory or, after a restart, from its file. A micro-batch that Spark replays after a crash
+starts from the same state, so it computes the same rows.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lagassign.formats.consumer_offsets import Decoded, OffsetCommit, OffsetDeleted
+from lagassign.spark.monitor import kept
 
 #: (group, topic, partition)
 CommitKey = tuple[str, str, int]
@@ -38,8 +36,7 @@ STATE_SCHEMA = pa.schema(
         ("commit_timestamp_ms", pa.int64()),
     ]
 )
-_FILE = re.compile(r"^commits-(\d+)\.parquet$")
-KEEP_FILES = 2
+NAME = "commits"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +77,7 @@ class CommitState:
     # -- kept per micro-batch ----------------------------------------------------------------
 
     def save(self, folder: Path, batch_id: int) -> None:
-        """Writes the state after micro-batch ``batch_id``; drops all but the newest files."""
-        folder.mkdir(parents=True, exist_ok=True)
+        """Writes the state after micro-batch ``batch_id``."""
         keys = sorted(self.commits)
         table = pa.table(
             {
@@ -93,12 +89,7 @@ class CommitState:
             },
             schema=STATE_SCHEMA,
         )
-        final = folder / f"commits-{batch_id}.parquet"
-        tmp = folder / f".commits-{batch_id}.parquet.tmp-{os.getpid()}"
-        pq.write_table(table, tmp)
-        os.replace(tmp, final)
-        for old in sorted(saved_batches(folder))[:-KEEP_FILES]:
-            (folder / f"commits-{old}.parquet").unlink(missing_ok=True)
+        kept.save(folder, NAME, batch_id, table)
 
     @classmethod
     def load(
@@ -109,23 +100,10 @@ class CommitState:
         checkpoint would disagree."""
         if batch_id < 0:
             return cls(group_pattern=group_pattern)
-        path = folder / f"commits-{batch_id}.parquet"
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"{path}: the commit state after micro-batch {batch_id} is missing "
-                "(the checkpoint and the state folder belong to different runs?)"
-            )
-        table = pq.read_table(path, schema=STATE_SCHEMA)
+        table = kept.load(folder, NAME, batch_id, STATE_SCHEMA)
         columns = [table.column(name).to_pylist() for name in STATE_SCHEMA.names]
         state = cls(group_pattern=group_pattern)
         for g, t, p, o, ms in zip(*columns, strict=True):
             if state.wanted(g):
                 state.commits[(g, t, p)] = Committed(o, ms)
         return state
-
-
-def saved_batches(folder: Path) -> list[int]:
-    """The micro-batch ids whose state is saved in ``folder``."""
-    if not folder.is_dir():
-        return []
-    return [int(m.group(1)) for f in folder.iterdir() if (m := _FILE.match(f.name))]

@@ -5,9 +5,11 @@ Columns, exactly (:data:`LAG_SCHEMA`): ``time`` (UTC timestamp of the sample), `
 ``lag_seconds_estimated``, ``member_id``. ``lag`` is the core's rule
 (:func:`lagassign.lag_rules.lag_from_offsets`) with Kafka's default ``auto.offset.reset``
 (latest): the monitor cannot see a group's setting, so a committed offset below the log start
-counts 0. Not built yet, and said so by the values: ``lag_seconds`` is 0 when the lag is 0 and
-null otherwise (interpolation over log-end samples comes later), ``lag_seconds_estimated`` is
-false, ``member_id`` is null (owners from the groups' descriptions come later).
+counts 0. ``lag_seconds`` is :func:`lagassign.lag_rules.lag_seconds` over the partition's
+log-end samples (:mod:`.samples`): 0 when the lag is 0, ``lag_seconds_estimated`` when the
+committed offset is older than every sample and the time was extrapolated, null when the
+samples cannot tell (a first sample, a log end that never moved). Not built yet, and said so
+by the value: ``member_id`` is null (owners from the groups' descriptions come later).
 
 Files: ``OUT/lag/date=YYYY-MM-DD/batch-<id>.parquet``, the date of the sample's ``time``
 (readable by pyarrow and Spark as a table partitioned by ``date``). A micro-batch writes one
@@ -25,9 +27,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, lag_from_offsets
+from lagassign.lag_rules import (
+    DEFAULT_AUTO_OFFSET_RESET,
+    LagSeconds,
+    lag_from_offsets,
+    lag_seconds,
+)
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitState
+from lagassign.spark.monitor.samples import EndSamples
 
 LAG_TABLE = "lag"
 LAG_SCHEMA = pa.schema(
@@ -47,16 +55,26 @@ LAG_SCHEMA = pa.schema(
 
 
 def lag_rows(
-    state: CommitState, logs: Mapping[TopicPartition, Offsets], time: datetime
+    state: CommitState,
+    logs: Mapping[TopicPartition, Offsets],
+    samples: EndSamples,
+    time: datetime,
 ) -> pa.Table:
     """The rows of one sample at ``time`` (timezone-aware, UTC): every committed partition
-    whose log offsets were read, sorted by group, topic and partition."""
+    whose log offsets were read, sorted by group, topic and partition; ``lag_seconds`` from
+    the partitions' log-end ``samples`` (this one's included)."""
     rows: dict[str, list[object]] = {name: [] for name in LAG_SCHEMA.names}
     for (group, topic, partition), committed in sorted(state.commits.items()):
         log = logs.get(TopicPartition(topic, partition))
         if log is None:  # the topic or partition is gone
             continue
+        tp = TopicPartition(topic, partition)
         lag = lag_from_offsets(log.begin, log.end, committed.offset, DEFAULT_AUTO_OFFSET_RESET)
+        seconds = (
+            LagSeconds(0.0)
+            if lag == 0
+            else lag_seconds(samples.of(tp), committed.offset, time.timestamp())
+        )
         for name, value in (
             ("time", time),
             ("group", group),
@@ -65,8 +83,8 @@ def lag_rows(
             ("committed", committed.offset),
             ("end", log.end),
             ("lag", lag),
-            ("lag_seconds", 0.0 if lag == 0 else None),
-            ("lag_seconds_estimated", False),
+            ("lag_seconds", seconds.seconds),
+            ("lag_seconds_estimated", seconds.estimated),
             ("member_id", None),
         ):
             rows[name].append(value)
