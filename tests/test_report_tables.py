@@ -311,3 +311,51 @@ def test_assign_of_a_group_without_members_says_so_and_long_lists_say_how_many_m
     path.write_text(json.dumps(data))
     out = lagassign("assign", "--strategy", "range", "--input", str(path))
     assert "t-0, t-1, t-2, t-3, t-4, t-5, t-6, t-7, t-8, t-9, t-10, t-11 and 8 more" in out.stdout
+
+
+def test_plan_shows_where_cooperative_rounds_settle_and_what_round_1_leaves_unassigned(tmp_path):
+    """Issue 13: a cooperative first round gives the moving partitions to nobody, so on its own
+    it looks better balanced than sticky, which it cannot be. ``a`` owns t-0..t-3 (lags 100,
+    200, 300, 400) and ``b`` joins: cooperative-sticky's first round keeps t-0 and t-1 on
+    ``a`` and withholds t-2 and t-3 (largest member lag 300 of a lower bound 500); the next
+    round hands them to ``b`` (700), as sticky does at once."""
+    path = tmp_path / "joining.json"
+    path.write_text(
+        json.dumps(
+            {
+                "group": "g",
+                "topics": {
+                    "t": {"partitions": [{"partition": p, "lag": 100 * (p + 1)} for p in range(4)]}
+                },
+                "members": [
+                    {"id": "a", "topics": ["t"], "owned": [["t", p] for p in range(4)]},
+                    {"id": "b", "topics": ["t"]},
+                ],
+            }
+        )
+    )
+    out = lagassign("plan", "--input", str(path))
+    assert out.returncode == 0, out.stderr
+    summary = {row[0]: row[1:] for row in table_rows(out.stdout) if len(row) == 7}
+    # largest member lag, mean, ÷ lower bound, count spread, moves, unassigned
+    assert summary["sticky"] == ["700", "500", "1.400", "0", "2", "0"]
+    assert summary["cooperative-sticky"] == summary["sticky"]
+    assert summary["cooperative-sticky, round 1"] == ["300", "500", "0.600", "2", "2", "2"]
+    assert "“…, round 1”: the strategy's first rebalance round" in out.stdout
+    # the members table shows the settled plan: b reads t-2 and t-3
+    members = {row[0]: row[1:] for row in table_rows(out.stdout) if len(row) == 9}
+    assert members["b"][4] == "2 / 700"
+
+    data = json.loads(lagassign("plan", "--input", str(path), "--format", "json").stdout)
+    plans = {p["strategy"]: p for p in data[0]["plans"]}
+    coop = plans["cooperative-sticky"]
+    assert (coop["unassigned"], coop["max_member_lag"]) == (2, 300)
+    assert coop["settled"]["assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2], ["t", 3]]}
+    assert (coop["settled"]["unassigned"], coop["settled"]["max_member_lag"]) == (0, 700)
+    assert all("settled" not in p for name, p in plans.items() if name != "cooperative-sticky")
+
+
+def test_a_strategy_that_withholds_nothing_gets_no_unassigned_column(tmp_path):
+    out = lagassign("plan", "--input", "examples/seed000-lag.json")
+    assert out.returncode == 0, out.stderr
+    assert "unassigned" not in out.stdout and "round 1" not in out.stdout

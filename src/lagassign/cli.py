@@ -35,7 +35,7 @@ from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsErr
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
-from lagassign.plan import GroupPlans, plan_group, with_members
+from lagassign.plan import GroupPlans, Plan, plan_group, settled_by_strategy, with_members
 from lagassign.spark.monitor.options import add_arguments as add_monitor_arguments
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
@@ -395,6 +395,7 @@ def _run_assign(args: argparse.Namespace, console: Console) -> None:
 
 def _plan_json(gp: GroupPlans, members_from: str) -> dict[str, Any]:
     rows = ([gp.current] if gp.current else []) + list(gp.plans) if gp.group.members else []
+    settled = settled_by_strategy(gp)
     return {
         "group": gp.group.id,
         "total_lag": sum(gp.lags.values()),
@@ -404,21 +405,30 @@ def _plan_json(gp: GroupPlans, members_from: str) -> dict[str, Any]:
         "plans": [
             {
                 "strategy": p.strategy,
-                "assignment": {
-                    mid: [[tp.topic, tp.partition] for tp in tps]
-                    for mid, tps in p.assignment.partitions.items()
-                },
-                "member_lag": {m.member_id: m.lag for m in p.metrics.members},
-                "max_member_lag": p.metrics.max_member_lag,
-                "lower_bound": p.metrics.lower_bound,
-                "imbalance": p.metrics.imbalance,
-                "count_spread": p.metrics.count_spread,
-                "moves": p.metrics.moves,
-                **_catch_up_json(p.metrics),
-                **_member_catch_up_json(p.metrics),
+                **_plan_entry(p),
+                **({"settled": _plan_entry(settled[p.strategy])} if p.strategy in settled else {}),
             }
             for p in rows
         ],
+    }
+
+
+def _plan_entry(p: Plan) -> dict[str, Any]:
+    """One plan in ``plan --format json``: its assignment and metrics."""
+    return {
+        "assignment": {
+            mid: [[tp.topic, tp.partition] for tp in tps]
+            for mid, tps in p.assignment.partitions.items()
+        },
+        "member_lag": {m.member_id: m.lag for m in p.metrics.members},
+        "max_member_lag": p.metrics.max_member_lag,
+        "lower_bound": p.metrics.lower_bound,
+        "imbalance": p.metrics.imbalance,
+        "count_spread": p.metrics.count_spread,
+        "moves": p.metrics.moves,
+        "unassigned": p.metrics.unassigned,
+        **_catch_up_json(p.metrics),
+        **_member_catch_up_json(p.metrics),
     }
 
 

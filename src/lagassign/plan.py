@@ -154,6 +154,21 @@ def settled_plans(gp: GroupPlans) -> tuple[Plan, ...]:
     )
 
 
+def settled_by_strategy(gp: GroupPlans) -> dict[str, Plan]:
+    """:func:`settled_plans` by strategy name: what the one-group tables, the chart and
+    ``plan --format json`` show for a strategy whose first round gives partitions to nobody."""
+    return {plan.strategy: plan for plan in settled_plans(gp)}
+
+
+def shown_plans(gp: GroupPlans) -> list[Plan]:
+    """What a one-group view shows: the current assignment (when the members own something),
+    then each strategy where its rounds settle (a strategy that withholds nothing settles in
+    its first round)."""
+    settled = settled_by_strategy(gp)
+    current = [gp.current] if gp.current else []
+    return current + [settled.get(plan.strategy, plan) for plan in gp.plans]
+
+
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:
     owners = group.current_owners()
     if not owners:

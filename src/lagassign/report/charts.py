@@ -12,18 +12,19 @@ matplotlib.use("Agg")  # files only: never needs a display
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from lagassign.plan import GroupPlans
+from lagassign.plan import GroupPlans, shown_plans
 from lagassign.report.colors import strategy_color
 from lagassign.report.member_ids import member_labels
 
 
 def plan_figure(groups: Sequence[GroupPlans]) -> Figure:
-    """One panel per group: member lag per strategy as grouped bars in each strategy's colour
+    """One panel per group: member lag per strategy (where its rounds settle: a cooperative
+    first round leaves moving partitions to nobody) as grouped bars in each strategy's colour
     (:mod:`lagassign.report.colors`), lower bound dashed, the legend to the right of the bars;
     members labelled as the tables label them."""
     fig, axes = plt.subplots(len(groups), 1, figsize=(12, 3.8 * len(groups)), squeeze=False)
     for ax, gp in zip(axes[:, 0], groups, strict=True):
-        rows = ([gp.current] if gp.current else []) + list(gp.plans)
+        rows = shown_plans(gp)
         members = [m.id for m in gp.group.members]
         labels = member_labels(members)
         width = 0.8 / max(len(rows), 1)

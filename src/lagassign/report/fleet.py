@@ -32,6 +32,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from lagassign.report.colors import strategy_color
 from lagassign.report.text import NEVER, UNKNOWN, duration
 
 #: the name of the members' current assignment in the tables (lagassign.plan.CURRENT)
@@ -50,8 +51,6 @@ _HORIZONTAL: dict[str, Any] = (
     if tuple(int(x) for x in matplotlib.__version__.split(".")[:2]) >= (3, 10)
     else {"vert": False}
 )
-_COLORS = {CURRENT: "#7f7f7f", "lag": "#d62728", "balanced": "#2ca02c"}
-_PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,13 +235,6 @@ def summarize(
 # charts
 
 
-def _color(strategy: str, strategies: Sequence[str]) -> str:
-    if strategy in _COLORS:
-        return _COLORS[strategy]
-    others = [s for s in strategies if s not in _COLORS]
-    return _PALETTE[others.index(strategy) % len(_PALETTE)] if strategy in others else "#333333"
-
-
 def _ratio_axis(ax: Axes, top: float, axis: str = "x") -> None:
     ticks = [t for t in (1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= top * 1.05] + []
     target = ax.xaxis if axis == "x" else ax.yaxis
@@ -271,7 +263,7 @@ def imbalance_chart(summary: Sequence[StrategySummary], path: Path) -> Path:
         medianprops={"color": "black"},
     )
     for patch, strategy in zip(box["boxes"], order, strict=True):
-        patch.set_facecolor(_color(strategy, order))
+        patch.set_facecolor(strategy_color(strategy))
         patch.set_alpha(0.75)
     top = max((max(d) for d in data if d), default=2.0)
     ax.set_xlim(0.98, max(top * 1.15, 1.3))
@@ -330,7 +322,7 @@ def worst_figure(
             height,
             left=_LEFT,
             label=strategy,
-            color=_color(strategy, series),
+            color=strategy_color(strategy),
         )
         for x, y in zip(xs, ys, strict=True):
             ax.text(x * 1.01, y, f"{x:.2f}×", va="center", fontsize=6, color="#333333")
@@ -376,7 +368,7 @@ def group_chart(
             [lag.get((strategy, m), 0) for m in ids],
             width,
             label=f"{strategy}: max {_lag(g.max_member_lag)} ({g.imbalance:.2f}×)",
-            color=_color(strategy, series),
+            color=strategy_color(strategy),
         )
     bound = next(iter(plans.values())).lower_bound
     ax.axhline(

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.plan import GroupPlans, Plan
+from lagassign.plan import CURRENT, GroupPlans, Plan, settled_by_strategy, shown_plans
 from lagassign.rates import Capacities, CapacitySource, capacities
 from lagassign.report.member_ids import MemberLabels, member_labels
 from lagassign.report.text import NEVER, UNKNOWN, duration
@@ -160,23 +160,44 @@ def plan_summary_table(
         ("moves", "right"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    rows = ([gp.current] if gp.current else []) + list(gp.plans)
+    settled = settled_by_strategy(gp)
+    rows: list[tuple[str, Plan]] = [(CURRENT, gp.current)] if gp.current else []
+    for plan in gp.plans:
+        if plan.strategy in settled:
+            rows += [(plan.strategy, settled[plan.strategy]), (f"{plan.strategy}, round 1", plan)]
+        else:
+            rows.append((plan.strategy, plan))
+    legends = list(notes)
+    if settled:
+        table.add_column("unassigned", justify="right")
+        legends.append(_ROUNDS_LEGEND)
     # catch-up is predicted only from measured consume rates; without them the column is left out
-    catch_up = any(plan.metrics.catch_up_seconds is not None for plan in rows)
+    catch_up = any(plan.metrics.catch_up_seconds is not None for _, plan in rows)
     if catch_up:
         table.add_column("catch-up", justify="right")
-        legend = catch_up_legend(
-            gp.capacities or capacities(gp.group, gp.lags), of="the slowest member"
+        legends.append(
+            catch_up_legend(gp.capacities or capacities(gp.group, gp.lags), of="the slowest member")
         )
-        _caption(table, [*notes, legend])
-    for plan in rows:
-        table.add_row(plan.strategy, *summary_row(plan.metrics, catch_up))
+    _caption(table, legends)
+    for name, plan in rows:
+        unassigned = [f"{plan.metrics.unassigned:,}"] if settled else []
+        cells = summary_row(plan.metrics, catch_up)
+        table.add_row(name, *cells[:5], *unassigned, *cells[5:])
     return table
+
+
+#: what the rows of a strategy that withholds partitions in its first round say
+_ROUNDS_LEGEND = (
+    "“…, round 1”: the strategy's first rebalance round (what `assign` gives), which assigns "
+    "nobody the partitions that move while their owner still consumes them (the cooperative "
+    "protocol); the strategy's own row is where its rounds settle, once the next round hands "
+    "them over. Unassigned: partitions a plan gives to nobody"
+)
 
 
 def plan_members_table(gp: GroupPlans) -> Table:
     """Per member, partitions / lag under each strategy, side by side."""
-    rows = ([gp.current] if gp.current else []) + list(gp.plans)
+    rows = shown_plans(gp)
     table = Table(title=f"group {gp.group.id}: partitions / lag per member", title_justify="left")
     labels = member_labels(m.id for m in gp.group.members)
     _member_column(table, labels)
