@@ -931,8 +931,12 @@ def catch_up_plan(
        the start is the answer (there, a lag plan is one partition of thousands per member,
        and a round would double the time).
 
-    The counts are those of :func:`balance` in every step, and so is stickiness: each step
-    keeps owned partitions within ``tolerance`` of its own objective.
+    The counts are those of :func:`balance` in every step. Stickiness is judged on the
+    catch-up time: the steps above plan afresh, and owned partitions then stay where they are
+    if that keeps the slowest member's catch-up time within ``tolerance`` of the fresh plan's
+    (or, in a group that falls behind whatever it is given, its largest utilisation within
+    ``tolerance``); if not, the fresh plan's holdings go to the members owning most of them
+    (:func:`balance`), and if even that is slower, the fresh plan as it is.
 
     Example: members a (capacity 100 msg/s) and b (50) share t-0 (lag 6,000, 40 msg/s in),
     t-1 (lag 6,000, 10 msg/s), t-2 (lag 0, 30 msg/s) and t-3 (lag 0, 10 msg/s). By lag alone
@@ -959,12 +963,16 @@ def catch_up_plan(
         times = member_catch_up(group, plan, lags, capacity, rate_in=rates)
         return max(times.values(), default=0.0)
 
-    def plan_for(weights: Mapping[TopicPartition, float]) -> Assignment:
+    def plan_for(
+        weights: Mapping[TopicPartition, float],
+        owned: Mapping[TopicPartition, str] | None = None,
+        within: float = tolerance,
+    ) -> Assignment:
         return balance(
             group,
             weights,
-            owners=owners,
-            tolerance=tolerance,
+            owners=owned,
+            tolerance=within,
             search_budget=search_budget,
             speeds=speeds,
         )
@@ -992,6 +1000,16 @@ def catch_up_plan(
         best, best_time = plan, time
         if not gained:
             break
+    if not owners:
+        return best
+    # Staying is judged by the catch-up time itself: near capacity, loads (L + T·I) ÷ C within
+    # 5% of the fresh plan's can mean a catch-up time several times longer.
+    weights = rates if math.isinf(best_time) else weighed(best_time)
+    allowed = best_time * (1 + tolerance)
+    for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
+        kept = plan_for(weights, owners, within)
+        if slowest(kept) <= allowed:
+            return kept
     return best
 
 
