@@ -132,7 +132,8 @@ def parse_properties(text: str, source: str) -> list[Property]:
         if problem is not None:
             raise InputError(place, f"key {key!r}: {problem}")
         if not separated:
-            raise InputError(place, f"no value for {key!r}: expected key=value")
+            # the line is all key; it may be a secret whose '=' was lost, so it is not shown
+            raise InputError(place, "no '=' or ':' (expected key=value; the line is not shown)")
         props.append(Property(key, _unescape(raw_value, place, f"the value of {key!r}"), number))
     return props
 
