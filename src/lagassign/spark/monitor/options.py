@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lagassign.arguments import DEFAULT_TIMEOUT_S, bootstrap_servers, positive_seconds
+from lagassign.formats.client_properties import read_properties
 from lagassign.formats.errors import InputError
-from lagassign.kafka.config import client_config
+from lagassign.kafka.config import client_config, merge
 from lagassign.spark.options import add_spark_arguments, spark_conf
 
 DEFAULT_INTERVAL_S = 10.0
@@ -19,8 +20,12 @@ DEFAULT_INTERVAL_S = 10.0
 
 @dataclass(frozen=True)
 class MonitorOptions:
+    #: librdkafka properties, for the offsets reads on the driver
     client_config: Mapping[str, str]
     out: Path
+    #: the Java client's properties as --command-config wrote them (with bootstrap.servers),
+    #: for Spark's Kafka source, which runs the Java client; None: ``client_config``
+    source_config: Mapping[str, str] | None = None
     checkpoint: Path | None = None
     group: re.Pattern[str] | None = None
     interval: float = DEFAULT_INTERVAL_S
@@ -78,8 +83,14 @@ def from_args(args: argparse.Namespace) -> MonitorOptions:
             group = re.compile(args.group)
         except re.error as e:
             raise InputError("--group", f"not a regular expression: {e}") from None
+    java = (
+        {p.key: p.value for p in read_properties(args.command_config)}
+        if args.command_config
+        else {}
+    )
     return MonitorOptions(
         client_config=client_config(args.bootstrap_server, args.command_config),
+        source_config=merge(java, args.bootstrap_server),
         out=Path(args.out),
         checkpoint=None if args.checkpoint is None else Path(args.checkpoint),
         group=group,

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
@@ -38,10 +38,11 @@ from lagassign.spark.monitor.options import MonitorOptions
 _POLL_S = 0.2
 
 
-def source_options(client_config: Mapping[str, str]) -> dict[str, str]:
-    """The Kafka source's options: the client properties prefixed ``kafka.``."""
-    options = {f"kafka.{k}": v for k, v in client_config.items()}
-    options.update(
+def source_options(options: MonitorOptions) -> dict[str, str]:
+    """The Kafka source's options: the Java client's properties prefixed ``kafka.``."""
+    java = options.source_config if options.source_config is not None else options.client_config
+    source = {f"kafka.{k}": v for k, v in java.items()}
+    source.update(
         {
             "subscribe": CONSUMER_OFFSETS_TOPIC,
             "kafka.exclude.internal.topics": "false",
@@ -49,7 +50,7 @@ def source_options(client_config: Mapping[str, str]) -> dict[str, str]:
             "failOnDataLoss": "false",  # compaction removes records under a running query
         }
     )
-    return options
+    return source
 
 
 def batch_records(frame: Any) -> Iterator[Record]:
@@ -109,7 +110,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
             print(progress_line(summary), flush=True)
 
         reader_stream = spark.readStream.format("kafka")
-        for key, value in source_options(options.client_config).items():
+        for key, value in source_options(options).items():
             reader_stream = reader_stream.option(key, value)
         query = (
             reader_stream.load()
