@@ -1,6 +1,7 @@
 """spark/monitor without Spark or a broker: the commit state (log order, tombstones, --group,
-kept per micro-batch), the lag table's rows and files, and micro-batches replayed after a
-restart. The real-broker run is tests/kafka/test_monitor_batch_live.py."""
+kept per micro-batch), the lag table's rows and files, the commit windows and the groups
+table's statuses, and micro-batches replayed after a restart. The real-broker run is
+tests/kafka/test_monitor_batch_live.py."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.batch import MonitorBatches, Record, progress_line
 from lagassign.spark.monitor.commits import CommitState, Committed
+from lagassign.spark.monitor.groups_table import GROUPS_SCHEMA
 from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows
 from lagassign.spark.monitor.samples import MAX_SAMPLES, EndSamples
+from lagassign.spark.monitor.windows import CommitWindows
+from lagassign.status import Commit
 from tests.test_consumer_offsets import key, value
 
 T0 = datetime(2026, 11, 24, 23, 59, 50, tzinfo=UTC)
@@ -218,3 +222,89 @@ def test_lag_seconds_against_a_steady_producer_and_a_stalled_group(tmp_path: Pat
         (0, 200, 20.0, False),  # the end was at 1,000 at T0, 20 s ago
         (1, 300, 30.0, True),  # 900 is before the first sample: 100 records at 10/s earlier
     ]
+
+
+def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
+    """Five groups on one partition whose log end grows 20 per 5 s micro-batch (100 at T0):
+    "ok" commits the log end, "stop" committed twice before T0 and never again, "stall"
+    commits 40 every batch, "warn" commits 10 more every batch (its lag grows), "rewind"
+    commits 60 then 30. Each batch's statuses, the last batch's sums, and a replay of the last
+    batch after a restart (the windows reloaded) giving the same rows."""
+    clock = Clock(T0)
+
+    def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
+        return {TopicPartition("t", 0): Offsets(0, 100 + int((clock.now - T0).total_seconds()) * 4)}
+
+    def ms(at: datetime) -> int:
+        return int(at.timestamp() * 1000)
+
+    def batch_records(b: int) -> list[Record]:
+        at = T0 + timedelta(seconds=5 * b - 1)
+        commits = [("ok", 100 + 20 * b), ("stall", 40), ("warn", 50 + 10 * b)]
+        commits += {0: [("rewind", 60)], 1: [("rewind", 30)]}.get(b, [])
+        out = [(key(g, "t", 0), value(4, o, commit_ms=ms(at))) for g, o in commits]
+        if b == 0:
+            out[:0] = [
+                (key("stop", "t", 0), value(4, o, commit_ms=ms(T0 - timedelta(seconds=s))))
+                for o, s in ((30, 20), (40, 10))
+            ]
+        return out
+
+    out, state_dir = tmp_path / "out", tmp_path / "state"
+    batches = MonitorBatches(out, state_dir, read_logs, clock=clock)
+    for b in range(4):
+        clock.now = T0 + timedelta(seconds=5 * b)
+        batches.run(b, batch_records(b))
+
+    def read_groups() -> list[dict[str, object]]:
+        dataset = ds.dataset(out / "groups", format="parquet", partitioning="hive")
+        table = dataset.to_table()
+        assert table.column_names[: len(GROUPS_SCHEMA)] == GROUPS_SCHEMA.names
+        return sorted(table.to_pylist(), key=lambda r: (r["time"], r["group"]))  # type: ignore[arg-type,return-value]
+
+    rows = read_groups()
+    statuses = [
+        [r["status"] for r in rows if r["time"] == T0 + timedelta(seconds=5 * b)] for b in range(4)
+    ]
+    # groups in order: ok, rewind, stall, stop, warn
+    assert statuses == [
+        ["OK", "STOP", "STOP", "OK", "STOP"],  # one commit spans 0 s; stop's two span 10 s
+        ["OK", "REWIND", "STALL", "STOP", "WARN"],  # stop: 15 s since its last commit > 10 s
+        ["OK", "REWIND", "STALL", "STOP", "WARN"],
+        ["OK", "REWIND", "STALL", "STOP", "WARN"],
+    ]
+    last = [r for r in rows if r["time"] == clock.now]
+    # log end 160; lag_seconds extrapolated back at 4 records a second from 100 at T0
+    assert [(r["group"], r["total_lag"], r["max_lag_seconds"]) for r in last] == [
+        ("ok", 0, 0.0),
+        ("rewind", 130, 32.5),
+        ("stall", 120, 30.0),
+        ("stop", 120, 30.0),
+        ("warn", 80, 20.0),
+    ]
+    nulls = ("members", "catch_up_now_s", "catch_up_balanced_s", "recommendation")
+    assert {r[name] for r in rows for name in nulls} == {None}
+
+    MonitorBatches(out, state_dir, read_logs, clock=clock).run(3, batch_records(3))
+    assert read_groups() == rows
+    assert len(list((out / "groups").rglob("batch-*.parquet"))) == 4
+
+
+def test_windows_are_kept_per_batch_and_a_deleted_offset_drops_its_window(tmp_path: Path) -> None:
+    state, windows = CommitState(), CommitWindows()
+    logs = {TopicPartition("t", 0): Offsets(10, 100)}
+    changes = state.apply(
+        [
+            commit("g", "t", 0, 40, ms=1000),
+            commit("g", "t", 0, 50, ms=5000),
+            commit("g", "gone", 0, 1),
+        ]
+    )
+    windows.add(changes, logs)
+    # the log of "gone" was not read: its commit is left out; lag against the log end read
+    assert windows.windows == {("g", "t", 0): [Commit(40, 1.0, 60), Commit(50, 5.0, 50)]}
+    windows.save(tmp_path, 4)
+    assert CommitWindows.load(tmp_path, 4).windows == windows.windows
+    assert CommitWindows.load(tmp_path, -1).windows == {}
+    windows.add(state.apply([OffsetDeleted("g", "t", 0), OffsetDeleted("g", "t", 0)]), logs)
+    assert windows.windows == {}

@@ -1,7 +1,7 @@
 """``lagassign monitor`` on the real broker and real Spark: known counts, known commits from a classic and a KIP-848 group; the command run in
 its own process: for ``--duration``, twice on one checkpoint, and stopped by SIGTERM. The last row of every
 partition in the ``lag`` table is log end − committed, every micro-batch printed one progress
-line, and the process exits 0. An unreachable cluster: exit 1, one line, nothing written."""
+line, and the process exits 0. The ``groups`` table: a healthy group OK, stopped ones STOP. An unreachable cluster: exit 1, one line, nothing written."""
 
 from __future__ import annotations
 
@@ -60,7 +60,9 @@ def check_lag(out: Path, bootstrap: str, topic: str, commits: dict[tuple[str, in
     }
 
 
-def run_for(bootstrap: str, pattern: str, out: Path, seconds: int) -> list[int]:
+def run_for(
+    bootstrap: str, pattern: str, out: Path, seconds: int, groups: int = 2, partitions: int = 4
+) -> list[int]:
     """``lagassign monitor --duration seconds``: it exits 0; the batch ids it printed."""
     done = subprocess.run(
         on_cluster(bootstrap, pattern, out, "--interval", "3", "--duration", str(seconds)),
@@ -70,24 +72,46 @@ def run_for(bootstrap: str, pattern: str, out: Path, seconds: int) -> list[int]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return [int(line.split(":")[0].split()[1]) for line in batch_lines(done.stdout)]
+    lines = batch_lines(done.stdout, groups, partitions)
+    return [int(line.split(":")[0].split()[1]) for line in lines]
 
 
-def batch_lines(stdout: str) -> list[str]:
-    """The progress lines: one per micro-batch, each of the two groups' four partitions."""
+def batch_lines(stdout: str, groups: int = 2, partitions: int = 4) -> list[str]:
+    """The progress lines: one per micro-batch, each of all the groups' partitions."""
     lines = [line for line in stdout.splitlines() if line.startswith("batch ")]
     assert lines, stdout
-    assert all(re.match(r"batch \d+: 2 groups, 4 partitions, ", line) for line in lines), lines
+    counts = rf"batch \d+: {groups} groups, {partitions} partitions, "
+    assert all(re.match(counts, line) for line in lines), lines
     return lines
 
 
 def test_monitor_for_a_duration(
     kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
 ) -> None:
+    """Beside the two groups that committed once with lag and stopped, a healthy group that
+    consumed every partition to its log end: in the last micro-batch's ``groups`` rows the
+    healthy group is OK and the two stopped ones STOP (lag, and no commit for longer than
+    their window spans), with their total lag."""
     topic, pattern, commits = committed
+    healthy = unique("q-healthy")
+    steps = [(0, 10), (0, COUNTS[0]), (1, COUNTS[1]), (2, COUNTS[2])]
+    commit_classic(kafka_bootstrap, healthy, topic, [(p, o, "") for p, o in steps])
+    commits = {**commits, **{(healthy, p): o for p, o in steps}}
     out = tmp_path / "out"
-    assert run_for(kafka_bootstrap, pattern, out, 40)[0] == 0
+    pattern = f"{pattern}|{re.escape(healthy)}"
+    assert run_for(kafka_bootstrap, pattern, out, 40, groups=3, partitions=7)[0] == 0
     check_lag(out, kafka_bootstrap, topic, commits)
+
+    rows = ds.dataset(out / "groups", format="parquet", partitioning="hive").to_table()
+    last = max(rows.column("time").to_pylist())
+    final = {r["group"]: r for r in rows.to_pylist() if r["time"] == last}
+    lags: dict[str, int] = {}
+    for (g, p), c in commits.items():
+        lags[g] = lags.get(g, 0) + COUNTS[p] - c
+    assert {g: (r["status"], r["total_lag"]) for g, r in final.items()} == {
+        g: ("OK" if g == healthy else "STOP", lag) for g, lag in lags.items()
+    }
+    assert lags[healthy] == 0 and all(lag > 0 for g, lag in lags.items() if g != healthy)
 
 
 def test_a_restart_from_the_checkpoint_neither_repeats_nor_skips_a_batch(

@@ -12,10 +12,12 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    the driver (``read_logs``: :func:`offsets_reader_logs` over
    :class:`lagassign.kafka.offsets.OffsetsReader`);
 4. one log-end sample per partition added to the samples kept after the previous batch
-   (:mod:`.samples`), for ``lag_seconds``;
-5. the state and the samples saved for this id, then the ``lag`` rows written for this id
-   (:mod:`.lag_table`). Saving first means a crash between the two replays the batch from the
-   state before it, which the previous file still holds.
+   (:mod:`.samples`), for ``lag_seconds``; every decoded commit added to its partition's
+   commit window (:mod:`.windows`), for the group status;
+5. the state, the samples and the windows saved for this id, then the ``lag`` rows
+   (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
+   Saving first means a crash between the two replays the batch from the state before it,
+   which the previous files still hold.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from lagassign.formats.consumer_offsets import DecodeCounts, Decoded, UnknownVer
 from lagassign.kafka.offsets import OffsetsReader
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitState
-from lagassign.spark.monitor.lag_table import lag_rows, write_batch
+from lagassign.spark.monitor.groups_table import GROUPS_TABLE, group_rows
+from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, write_batch
 from lagassign.spark.monitor.samples import EndSamples
+from lagassign.spark.monitor.windows import CommitWindows
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +73,12 @@ class MonitorBatches:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     _state: CommitState | None = None
     _samples: EndSamples | None = None
+    _windows: CommitWindows | None = None
     _state_batch: int | None = None
 
     def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
         began = time.perf_counter()
-        state, samples = self._state_before(batch_id)
+        state, samples, windows = self._state_before(batch_id)
         counts = DecodeCounts()
 
         def decoded() -> Iterator[Decoded]:
@@ -88,15 +93,18 @@ class MonitorBatches:
                     )
                 yield result
 
-        state.apply(decoded())
+        changes = state.apply(decoded())
         logs = self.read_logs(state.topics()) if state.commits else {}
         now = self.clock()
         samples.add(now.timestamp(), logs)
+        windows.add(changes, logs)
         table = lag_rows(state, logs, samples, now)
-        state.save(self.state_dir, batch_id)
-        samples.save(self.state_dir, batch_id)
-        self._state, self._samples, self._state_batch = state, samples, batch_id
-        write_batch(self.out, batch_id, table, now)
+        for kept_state in (state, samples, windows):
+            kept_state.save(self.state_dir, batch_id)
+        self._state, self._samples, self._windows = state, samples, windows
+        self._state_batch = batch_id
+        write_batch(self.out, LAG_TABLE, batch_id, table, now)
+        write_batch(self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, now), now)
         return BatchSummary(
             batch_id=batch_id,
             time=now,
@@ -107,17 +115,25 @@ class MonitorBatches:
             seconds=time.perf_counter() - began,
         )
 
-    def _state_before(self, batch_id: int) -> tuple[CommitState, EndSamples]:
-        """Copies of the commit state and the log-end samples after ``batch_id - 1``."""
+    def _state_before(self, batch_id: int) -> tuple[CommitState, EndSamples, CommitWindows]:
+        """Copies of the commit state, the log-end samples and the commit windows after
+        ``batch_id - 1``."""
         previous = batch_id - 1
-        if self._state is not None and self._samples is not None and self._state_batch == previous:
+        if (
+            self._state is not None
+            and self._samples is not None
+            and self._windows is not None
+            and self._state_batch == previous
+        ):
             return (
                 CommitState(self._state.commits, self.group_pattern),
                 EndSamples(self._samples.samples),
+                CommitWindows(self._windows.windows),
             )
         return (
             CommitState.load(self.state_dir, previous, self.group_pattern),
             EndSamples.load(self.state_dir, previous),
+            CommitWindows.load(self.state_dir, previous),
         )
 
 

@@ -59,14 +59,20 @@ class CommitState:
     def wanted(self, group: str) -> bool:
         return self.group_pattern is None or self.group_pattern.fullmatch(group) is not None
 
-    def apply(self, records: Iterable[Decoded]) -> None:
-        """The records, in log order."""
+    def apply(self, records: Iterable[Decoded]) -> list[OffsetCommit | OffsetDeleted]:
+        """The records, in log order; returns those that changed the state (the commits of
+        wanted groups and the deletions), in that order."""
+        changes: list[OffsetCommit | OffsetDeleted] = []
         for record in records:
             if isinstance(record, OffsetCommit) and self.wanted(record.group):
                 key = (record.group, record.topic, record.partition)
                 self.commits[key] = Committed(record.offset, record.commit_timestamp_ms)
+                changes.append(record)
             elif isinstance(record, OffsetDeleted):
-                self.commits.pop((record.group, record.topic, record.partition), None)
+                key = (record.group, record.topic, record.partition)
+                if self.commits.pop(key, None) is not None:
+                    changes.append(record)
+        return changes
 
     def topics(self) -> set[str]:
         return {topic for _, topic, _ in self.commits}
@@ -98,11 +104,8 @@ class CommitState:
         """The state saved after micro-batch ``batch_id``; empty when ``batch_id`` < 0 (no
         micro-batch before the first). A missing file is an error: the state and the query's
         checkpoint would disagree."""
-        if batch_id < 0:
-            return cls(group_pattern=group_pattern)
-        table = kept.load(folder, NAME, batch_id, STATE_SCHEMA)
-        columns = [table.column(name).to_pylist() for name in STATE_SCHEMA.names]
         state = cls(group_pattern=group_pattern)
+        columns = kept.columns(folder, NAME, batch_id, STATE_SCHEMA)
         for g, t, p, o, ms in zip(*columns, strict=True):
             if state.wanted(g):
                 state.commits[(g, t, p)] = Committed(o, ms)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -34,6 +35,15 @@ def load(folder: Path, name: str, batch_id: int, schema: pa.Schema) -> pa.Table:
             "(the checkpoint and the state folder belong to different runs?)"
         )
     return pq.read_table(path, schema=schema)
+
+
+def columns(folder: Path, name: str, batch_id: int, schema: pa.Schema) -> list[list[Any]]:
+    """The columns of :func:`load`'s table as lists, in ``schema``'s order; empty ones when
+    ``batch_id`` < 0 (no micro-batch before the first)."""
+    if batch_id < 0:
+        return [[] for _ in schema.names]
+    table = load(folder, name, batch_id, schema)
+    return [table.column(n).to_pylist() for n in schema.names]
 
 
 def saved_batches(folder: Path, name: str) -> list[int]:

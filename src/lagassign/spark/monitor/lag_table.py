@@ -11,10 +11,11 @@ committed offset is older than every sample and the time was extrapolated, null 
 samples cannot tell (a first sample, a log end that never moved). Not built yet, and said so
 by the value: ``member_id`` is null (owners from the groups' descriptions come later).
 
-Files: ``OUT/lag/date=YYYY-MM-DD/batch-<id>.parquet``, the date of the sample's ``time``
-(readable by pyarrow and Spark as a table partitioned by ``date``). A micro-batch writes one
-file named by its id, to a temporary name then renamed, after removing any file of the same
-id under another date: a replayed micro-batch replaces its rows, never adds to them.
+Files (:func:`write_batch`, the ``groups`` table's too):
+``OUT/lag/date=YYYY-MM-DD/batch-<id>.parquet``, the date of the sample's ``time`` (readable
+by pyarrow and Spark as a table partitioned by ``date``). A micro-batch writes one file named
+by its id, to a temporary name then renamed, after removing any file of the same id under
+another date: a replayed micro-batch replaces its rows, never adds to them.
 """
 
 from __future__ import annotations
@@ -91,10 +92,13 @@ def lag_rows(
     return pa.table(rows, schema=LAG_SCHEMA)
 
 
-def write_batch(out: Path, batch_id: int, table: pa.Table, time: datetime) -> Path:
-    """Writes micro-batch ``batch_id``'s rows as its one file of the ``lag`` table."""
+def write_batch(
+    out: Path, table_name: str, batch_id: int, table: pa.Table, time: datetime
+) -> Path:
+    """Writes micro-batch ``batch_id``'s rows as its one file of the table ``table_name``
+    (``lag``, ``groups``) under ``out``, partitioned by the date of ``time``."""
     name = f"batch-{batch_id:012d}.parquet"
-    root = out / LAG_TABLE
+    root = out / table_name
     for earlier in root.glob(f"date=*/{name}"):
         earlier.unlink()
     folder = root / f"date={time.date().isoformat()}"

@@ -62,10 +62,7 @@ class EndSamples:
     @classmethod
     def load(cls, folder: Path, batch_id: int) -> EndSamples:
         """The samples after micro-batch ``batch_id``; none before the first."""
-        if batch_id < 0:
-            return cls()
-        table = kept.load(folder, NAME, batch_id, SAMPLES_SCHEMA)
-        columns = [table.column(name).to_pylist() for name in SAMPLES_SCHEMA.names]
+        columns = kept.columns(folder, NAME, batch_id, SAMPLES_SCHEMA)
         return cls(
             {
                 TopicPartition(topic, partition): list(zip(times, ends, strict=True))

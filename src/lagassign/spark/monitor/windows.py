@@ -1,0 +1,91 @@
+"""Each committed partition's window of recent commits, for the group status
+(:mod:`lagassign.status`).
+
+Every commit a micro-batch decodes is added, in log order, to its partition's window
+(:func:`lagassign.status.add_commit`: at most :data:`lagassign.status.WINDOW` commits, those
+within a second of the newest replace it) as its offset, its commit time (the broker's commit
+timestamp) and the partition's lag at that time, by the core's lag rule against the log
+offsets this micro-batch read: the monitor sees a commit first in the micro-batch after it,
+so that is the nearest log end it has (for the history the first micro-batch reads from the
+start of ``__consumer_offsets``, today's log end). A deleted offset drops its window. Kept
+per micro-batch like the commit state (``DIR/windows-<id>.parquet``, :mod:`.kept`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pyarrow as pa
+
+from lagassign.formats.consumer_offsets import OffsetCommit, OffsetDeleted
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, lag_from_offsets
+from lagassign.model import Offsets, TopicPartition
+from lagassign.spark.monitor import kept
+from lagassign.spark.monitor.commits import CommitKey
+from lagassign.status import Commit, add_commit
+
+NAME = "windows"
+WINDOWS_SCHEMA = pa.schema(
+    [
+        ("group", pa.string()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offsets", pa.list_(pa.int64())),
+        ("times", pa.list_(pa.float64())),
+        ("lags", pa.list_(pa.int64())),
+    ]
+)
+
+
+class CommitWindows:
+    def __init__(self, windows: dict[CommitKey, list[Commit]] | None = None) -> None:
+        self.windows: dict[CommitKey, list[Commit]] = {
+            key: list(w) for key, w in (windows or {}).items()
+        }
+
+    def add(
+        self,
+        changes: Iterable[OffsetCommit | OffsetDeleted],
+        logs: Mapping[TopicPartition, Offsets],
+    ) -> None:
+        """The state's changes in log order (:meth:`.commits.CommitState.apply`), with the
+        log offsets read in the same micro-batch; a commit to a partition whose log was not
+        read (the topic is gone) is left out."""
+        for change in changes:
+            key = (change.group, change.topic, change.partition)
+            if isinstance(change, OffsetDeleted):
+                self.windows.pop(key, None)
+                continue
+            log = logs.get(TopicPartition(change.topic, change.partition))
+            if log is None:
+                continue
+            lag = lag_from_offsets(log.begin, log.end, change.offset, DEFAULT_AUTO_OFFSET_RESET)
+            commit = Commit(change.offset, change.commit_timestamp_ms / 1000, lag)
+            add_commit(self.windows.setdefault(key, []), commit)
+
+    def of(self, key: CommitKey) -> list[Commit]:
+        return self.windows.get(key, [])
+
+    def save(self, folder: Path, batch_id: int) -> None:
+        keys = sorted(self.windows)
+        columns: dict[str, list[object]] = {name: [] for name in WINDOWS_SCHEMA.names}
+        for key in keys:
+            window = self.windows[key]
+            for name, value in zip(WINDOWS_SCHEMA.names, key, strict=False):
+                columns[name].append(value)
+            columns["offsets"].append([c.offset for c in window])
+            columns["times"].append([c.time for c in window])
+            columns["lags"].append([c.lag for c in window])
+        kept.save(folder, NAME, batch_id, pa.table(columns, schema=WINDOWS_SCHEMA))
+
+    @classmethod
+    def load(cls, folder: Path, batch_id: int) -> CommitWindows:
+        """The windows after micro-batch ``batch_id``; none before the first."""
+        columns = kept.columns(folder, NAME, batch_id, WINDOWS_SCHEMA)
+        return cls(
+            {
+                (g, t, p): [Commit(*c) for c in zip(offsets, times, lags, strict=True)]
+                for g, t, p, offsets, times, lags in zip(*columns, strict=True)
+            }
+        )
