@@ -325,7 +325,7 @@ def test_settle_the_modules_example() -> None:
 @given(st.randoms(use_true_random=False), st.sampled_from(names()))
 @SETTINGS
 def test_every_strategy_settles_with_every_partition_assigned(rng, name):
-    """Whatever the group, the rounds settle within MAX_ROUNDS on an assignment that gives
+    """Whatever the group, the rounds settle within SETTLE_ROUNDS on an assignment that gives
     every partition of a subscribed topic to a member; a strategy whose first round withholds
     nothing settles on that round."""
     from lagassign.plan import rebalance_round, settle

@@ -75,7 +75,7 @@ def rebalance_round(
 
 
 #: rebalance rounds :func:`settle` runs at most (the cooperative protocol settles in two)
-MAX_ROUNDS = 4
+SETTLE_ROUNDS = 4
 
 
 def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None) -> Assignment:
@@ -94,7 +94,7 @@ def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None
     """
     assignment, withheld = first if first is not None else rebalance_round(strategy, group)
     generation = max((m.generation or 0 for m in group.members), default=0)
-    for _ in range(MAX_ROUNDS - 1):
+    for _ in range(SETTLE_ROUNDS - 1):
         if not withheld:
             break
         generation += 1

@@ -193,6 +193,9 @@ COMMITTED_CHUNK = 500
 ALONE_TOPICS = 32
 #: threads sending the ``offsets_for_times`` chunks (each call waits for its own answers)
 THREADS = 4
+#: seconds before asking again for partitions that answered a retriable error (leader moving),
+#: doubling up to MAX_RETRY_BACKOFF_S: Kafka's retry.backoff.ms and retry.backoff.max.ms
+RETRY_BACKOFF_S, MAX_RETRY_BACKOFF_S = 0.1, 1.0
 #: Kafka's ListOffsets timestamps for the log start and the log end (high watermark)
 EARLIEST, LATEST = -2, -1
 #: seconds between looks at the clients' errors while waiting
@@ -562,21 +565,35 @@ class OffsetsReader:
         consumer = self._consumer_client()
         jobs = [(spec, i) for i in range(0, len(tps), CHUNK) for spec in (EARLIEST, LATEST)]
 
+        def ask(chunk: Sequence[tuple[str, int]], spec: int) -> tuple[list[int], Any]:
+            request = [KafkaTopicPartition(t, p, spec) for t, p in chunk]
+            listed = consumer.offsets_for_times(request, self._remaining(deadline))
+            failed = next(
+                (
+                    (f"{t}-{p}", k.error)
+                    for (t, p), k in zip(chunk, listed, strict=True)
+                    if k.error is not None
+                ),
+                None,
+            )
+            return [k.offset for k in listed], failed
+
         def work(share: list[tuple[int, int]]) -> list[tuple[int, int, list[int], Any]]:
             out = []
             for spec, start in share:
                 chunk = tps[start : start + CHUNK]
-                request = [KafkaTopicPartition(t, p, spec) for t, p in chunk]
-                listed = consumer.offsets_for_times(request, self._remaining(deadline))
-                failed = next(
-                    (
-                        (f"{t}-{p}", k.error)
-                        for (t, p), k in zip(chunk, listed, strict=True)
-                        if k.error is not None
-                    ),
-                    None,
-                )
-                out.append((spec, start, [k.offset for k in listed], failed))
+                offsets, failed = ask(chunk, spec)
+                backoff = RETRY_BACKOFF_S
+                # a partition whose leader is moving or not yet elected (a topic just created,
+                # a broker restarting) answers a retriable error: ask again while time is left,
+                # as Kafka's own clients do, rather than fail the whole read
+                while failed is not None and _retriable(failed[1]):
+                    if self._remaining(deadline) <= backoff:
+                        break
+                    time.sleep(backoff)
+                    backoff = min(2 * backoff, MAX_RETRY_BACKOFF_S)
+                    offsets, failed = ask(chunk, spec)
+                out.append((spec, start, offsets, failed))
             return out
 
         threads = min(THREADS, len(jobs))
@@ -803,6 +820,22 @@ class OffsetsReader:
 
     def _failed(self, what: str, err: KafkaError) -> OffsetsError:
         return OffsetsError(f"Kafka at {self.servers}: {what}: {err.str()}" + self._hint())
+
+
+def _retriable(error: KafkaError) -> bool:
+    """Whether a partition's ListOffsets error passes by itself (Kafka's clients retry these:
+    their exceptions are RetriableException); librdkafka does not mark a partition's error
+    retriable, so the codes are named here."""
+    from confluent_kafka import KafkaError
+
+    return bool(error.retriable()) or error.code() in (
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.OFFSET_NOT_AVAILABLE,
+        KafkaError.FENCED_LEADER_EPOCH,
+        KafkaError.UNKNOWN_LEADER_EPOCH,
+        KafkaError.REQUEST_TIMED_OUT,
+    )
 
 
 def _kafka_error(e: Exception) -> KafkaError:

@@ -36,7 +36,7 @@ STATE_SCHEMA = pa.schema(
         ("commit_timestamp_ms", pa.int64()),
     ]
 )
-NAME = "commits"
+_STATE_FILE = "commits"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ class CommitState:
             },
             schema=STATE_SCHEMA,
         )
-        kept.save(folder, NAME, batch_id, table)
+        kept.save(folder, _STATE_FILE, batch_id, table)
 
     @classmethod
     def load(
@@ -105,7 +105,7 @@ class CommitState:
         micro-batch before the first). A missing file is an error: the state and the query's
         checkpoint would disagree."""
         state = cls(group_pattern=group_pattern)
-        columns = kept.columns(folder, NAME, batch_id, STATE_SCHEMA)
+        columns = kept.columns(folder, _STATE_FILE, batch_id, STATE_SCHEMA)
         for g, t, p, o, ms in zip(*columns, strict=True):
             if state.wanted(g):
                 state.commits[(g, t, p)] = Committed(o, ms)

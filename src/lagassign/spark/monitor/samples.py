@@ -18,7 +18,7 @@ from lagassign.spark.monitor import kept
 
 #: samples per partition: at the default 10 s interval, the last 10 minutes
 MAX_SAMPLES = 60
-NAME = "samples"
+_STATE_FILE = "samples"
 SAMPLES_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
@@ -57,12 +57,12 @@ class EndSamples:
             },
             schema=SAMPLES_SCHEMA,
         )
-        kept.save(folder, NAME, batch_id, table)
+        kept.save(folder, _STATE_FILE, batch_id, table)
 
     @classmethod
     def load(cls, folder: Path, batch_id: int) -> EndSamples:
         """The samples after micro-batch ``batch_id``; none before the first."""
-        columns = kept.columns(folder, NAME, batch_id, SAMPLES_SCHEMA)
+        columns = kept.columns(folder, _STATE_FILE, batch_id, SAMPLES_SCHEMA)
         return cls(
             {
                 TopicPartition(topic, partition): list(zip(times, ends, strict=True))

@@ -25,7 +25,7 @@ from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.commits import CommitKey
 from lagassign.status import Commit, add_commit
 
-NAME = "windows"
+_STATE_FILE = "windows"
 WINDOWS_SCHEMA = pa.schema(
     [
         ("group", pa.string()),
@@ -77,12 +77,12 @@ class CommitWindows:
             columns["offsets"].append([c.offset for c in window])
             columns["times"].append([c.time for c in window])
             columns["lags"].append([c.lag for c in window])
-        kept.save(folder, NAME, batch_id, pa.table(columns, schema=WINDOWS_SCHEMA))
+        kept.save(folder, _STATE_FILE, batch_id, pa.table(columns, schema=WINDOWS_SCHEMA))
 
     @classmethod
     def load(cls, folder: Path, batch_id: int) -> CommitWindows:
         """The windows after micro-batch ``batch_id``; none before the first."""
-        columns = kept.columns(folder, NAME, batch_id, WINDOWS_SCHEMA)
+        columns = kept.columns(folder, _STATE_FILE, batch_id, WINDOWS_SCHEMA)
         return cls(
             {
                 (g, t, p): [Commit(*c) for c in zip(offsets, times, lags, strict=True)]
