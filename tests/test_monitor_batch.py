@@ -250,8 +250,12 @@ def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
             ]
         return out
 
+    def read_members(groups: set[str]) -> dict[str, int | None]:
+        assert groups == {"ok", "rewind", "stall", "stop", "warn"}
+        return {"ok": 3, "rewind": 1, "stall": 1, "stop": 0, "warn": None}
+
     out, state_dir = tmp_path / "out", tmp_path / "state"
-    batches = MonitorBatches(out, state_dir, read_logs, clock=clock)
+    batches = MonitorBatches(out, state_dir, read_logs, clock=clock, read_members=read_members)
     for b in range(4):
         clock.now = T0 + timedelta(seconds=5 * b)
         batches.run(b, batch_records(b))
@@ -275,17 +279,18 @@ def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
     ]
     last = [r for r in rows if r["time"] == clock.now]
     # log end 160; lag_seconds extrapolated back at 4 records a second from 100 at T0
-    assert [(r["group"], r["total_lag"], r["max_lag_seconds"]) for r in last] == [
-        ("ok", 0, 0.0),
-        ("rewind", 130, 32.5),
-        ("stall", 120, 30.0),
-        ("stop", 120, 30.0),
-        ("warn", 80, 20.0),
+    assert [(r["group"], r["total_lag"], r["max_lag_seconds"], r["members"]) for r in last] == [
+        ("ok", 0, 0.0, 3),
+        ("rewind", 130, 32.5, 1),
+        ("stall", 120, 30.0, 1),
+        ("stop", 120, 30.0, 0),
+        ("warn", 80, 20.0, None),  # the coordinator could not tell
     ]
-    nulls = ("members", "catch_up_now_s", "catch_up_balanced_s", "recommendation")
+    nulls = ("catch_up_now_s", "catch_up_balanced_s", "recommendation")
     assert {r[name] for r in rows for name in nulls} == {None}
 
-    MonitorBatches(out, state_dir, read_logs, clock=clock).run(3, batch_records(3))
+    replay = MonitorBatches(out, state_dir, read_logs, clock=clock, read_members=read_members)
+    replay.run(3, batch_records(3))
     assert read_groups() == rows
     assert len(list((out / "groups").rglob("batch-*.parquet"))) == 4
 

@@ -1,7 +1,7 @@
 """``lagassign monitor`` on the real broker and real Spark: known counts, known commits from a classic and a KIP-848 group; the command run in
 its own process: for ``--duration``, twice on one checkpoint, and stopped by SIGTERM. The last row of every
 partition in the ``lag`` table is log end − committed, every micro-batch printed one progress
-line, and the process exits 0. The ``groups`` table: a healthy group OK, stopped ones STOP. An unreachable cluster: exit 1, one line, nothing written."""
+line, and the process exits 0. The ``groups`` table: a healthy running group OK with its member, stopped ones STOP. An unreachable cluster: exit 1, one line, nothing written."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from tests.kafka.broker import admin_client, closed_port, end_offsets
 from tests.kafka.test_consumer_offsets_live import commit_classic, commit_kip848
-from tests.kafka.test_offsets import MakeTopic, unique
+from tests.kafka.test_offsets import MakeTopic, running_group, unique
 from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
 from tests.kafka.test_offsets import make_topic as make_topic  # fixture
 
@@ -88,18 +89,21 @@ def batch_lines(stdout: str, groups: int = 2, partitions: int = 4) -> list[str]:
 def test_monitor_for_a_duration(
     kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
 ) -> None:
-    """Beside the two groups that committed once with lag and stopped, a healthy group that
-    consumed every partition to its log end: in the last micro-batch's ``groups`` rows the
-    healthy group is OK and the two stopped ones STOP (lag, and no commit for longer than
-    their window spans), with their total lag."""
+    """Beside the two groups that committed once with lag and left, a healthy group whose one
+    member consumed every partition to its log end and stays in the group while the monitor
+    runs: in the last micro-batch's ``groups`` rows the healthy group is OK with 1 member and
+    the two stopped ones STOP (lag, and no commit for longer than their window spans) with 0,
+    each with its total lag."""
     topic, pattern, commits = committed
     healthy = unique("q-healthy")
     steps = [(0, 10), (0, COUNTS[0]), (1, COUNTS[1]), (2, COUNTS[2])]
-    commit_classic(kafka_bootstrap, healthy, topic, [(p, o, "") for p, o in steps])
-    commits = {**commits, **{(healthy, p): o for p, o in steps}}
     out = tmp_path / "out"
-    pattern = f"{pattern}|{re.escape(healthy)}"
-    assert run_for(kafka_bootstrap, pattern, out, 40, groups=3, partitions=7)[0] == 0
+    with running_group(kafka_bootstrap, healthy, [topic], members=1) as (member,):
+        for p, o in steps:
+            member.commit(offsets=[KafkaTopicPartition(topic, p, o)], asynchronous=False)
+        commits = {**commits, **{(healthy, p): o for p, o in steps}}
+        pattern = f"{pattern}|{re.escape(healthy)}"
+        assert run_for(kafka_bootstrap, pattern, out, 40, groups=3, partitions=7)[0] == 0
     check_lag(out, kafka_bootstrap, topic, commits)
 
     rows = ds.dataset(out / "groups", format="parquet", partitioning="hive").to_table()
@@ -108,8 +112,8 @@ def test_monitor_for_a_duration(
     lags: dict[str, int] = {}
     for (g, p), c in commits.items():
         lags[g] = lags.get(g, 0) + COUNTS[p] - c
-    assert {g: (r["status"], r["total_lag"]) for g, r in final.items()} == {
-        g: ("OK" if g == healthy else "STOP", lag) for g, lag in lags.items()
+    assert {g: (r["status"], r["total_lag"], r["members"]) for g, r in final.items()} == {
+        g: ("OK", lag, 1) if g == healthy else ("STOP", lag, 0) for g, lag in lags.items()
     }
     assert lags[healthy] == 0 and all(lag > 0 for g, lag in lags.items() if g != healthy)
 

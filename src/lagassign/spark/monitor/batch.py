@@ -15,7 +15,9 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    (:mod:`.samples`), for ``lag_seconds``; every decoded commit added to its partition's
    commit window (:mod:`.windows`), for the group status;
 5. the state, the samples and the windows saved for this id, then the ``lag`` rows
-   (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
+   (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`, with each group's
+   member count from ``read_members``: :class:`lagassign.kafka.groups.GroupMembers`) written
+   for this id.
    Saving first means a crash between the two replays the batch from the state before it,
    which the previous files still hold.
 """
@@ -43,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: the log offsets of every partition of the topics
 ReadLogs = Callable[[set[str]], Mapping[TopicPartition, Offsets]]
+#: how many members each of the groups has now (None: the coordinator could not tell)
+ReadMembers = Callable[[set[str]], Mapping[str, int | None]]
 #: one record of __consumer_offsets: key and value bytes (the value None for a tombstone)
 Record = tuple[bytes | None, bytes | None]
 #: the group id the monitor's offsets reads name; it never joins or commits
@@ -71,6 +75,8 @@ class MonitorBatches:
     read_logs: ReadLogs
     group_pattern: re.Pattern[str] | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    #: None: the ``groups`` table's ``members`` stay null
+    read_members: ReadMembers | None = None
     _state: CommitState | None = None
     _samples: EndSamples | None = None
     _windows: CommitWindows | None = None
@@ -104,13 +110,17 @@ class MonitorBatches:
         self._state, self._samples, self._windows = state, samples, windows
         self._state_batch = batch_id
         write_batch(self.out, LAG_TABLE, batch_id, table, now)
-        write_batch(self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, now), now)
+        groups = set(table.column("group").to_pylist())
+        members = self.read_members(groups) if self.read_members and groups else {}
+        write_batch(
+            self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, members, now), now
+        )
         return BatchSummary(
             batch_id=batch_id,
             time=now,
             records=counts.total,
             counts=counts,
-            groups=len(set(table.column("group").to_pylist())),
+            groups=len(groups),
             partitions=table.num_rows,
             seconds=time.perf_counter() - began,
         )

@@ -5,9 +5,10 @@ Columns, exactly (:data:`GROUPS_SCHEMA`): ``time`` (the micro-batch's sample, as
 partitions' by :mod:`lagassign.status`, over each partition's commit window,
 :mod:`.windows`), ``total_lag`` (the sum of its ``lag`` rows), ``max_lag_seconds`` (the
 largest ``lag_seconds`` of its rows; null when any of them is null: the samples cannot tell
-yet, and the largest could be that one), ``members``,
-``catch_up_now_s``, ``catch_up_balanced_s``, ``recommendation``. Not built yet, and said so by
-the value: the last four are null (members need the groups' descriptions, catch-up times the
+yet, and the largest could be that one), ``members`` (how
+many members the group has at the micro-batch, from the groups' descriptions; null when the
+coordinator could not tell), ``catch_up_now_s``, ``catch_up_balanced_s``, ``recommendation``.
+Not built yet, and said so by the value: the last three are null (catch-up times need the
 members' rates and a plan).
 
 Files: ``OUT/groups/date=YYYY-MM-DD/batch-<id>.parquet``, written like the ``lag`` table's
@@ -17,6 +18,7 @@ Files: ``OUT/groups/date=YYYY-MM-DD/batch-<id>.parquet``, written like the ``lag
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime
 
 import pyarrow as pa
@@ -40,9 +42,11 @@ GROUPS_SCHEMA = pa.schema(
 )
 
 
-def group_rows(lag: pa.Table, windows: CommitWindows, time: datetime) -> pa.Table:
-    """The rows of one sample at ``time`` from the same sample's ``lag`` rows, sorted by
-    group."""
+def group_rows(
+    lag: pa.Table, windows: CommitWindows, members: Mapping[str, int | None], time: datetime
+) -> pa.Table:
+    """The rows of one sample at ``time`` from the same sample's ``lag`` rows and the groups'
+    member counts (a group missing from ``members`` counts null), sorted by group."""
     now = time.timestamp()
     statuses: dict[str, list[Status]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
@@ -61,7 +65,7 @@ def group_rows(lag: pa.Table, windows: CommitWindows, time: datetime) -> pa.Tabl
             "status": [group_status(statuses[g]).name for g in groups],
             "total_lag": [totals[g] for g in groups],
             "max_lag_seconds": [max_known(seconds[g]) for g in groups],
-            "members": [None] * len(groups),
+            "members": [members.get(g) for g in groups],
             "catch_up_now_s": [None] * len(groups),
             "catch_up_balanced_s": [None] * len(groups),
             "recommendation": [None] * len(groups),

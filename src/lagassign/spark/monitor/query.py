@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any
 
 from lagassign.formats.consumer_offsets import CONSUMER_OFFSETS_TOPIC
+from lagassign.kafka.groups import GroupMembers
 from lagassign.kafka.offsets import OffsetsReader
 from lagassign.spark.kafka_jars import kafka_jars
 from lagassign.spark.monitor.batch import (
@@ -102,7 +103,11 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         batches = MonitorBatches(
-            options.out, checkpoint / "commits", offsets_reader_logs(reader), options.group
+            options.out,
+            checkpoint / "commits",
+            offsets_reader_logs(reader),
+            options.group,
+            read_members=GroupMembers(dict(options.client_config), options.timeout),
         )
 
         def each(frame: Any, batch_id: int) -> None:
