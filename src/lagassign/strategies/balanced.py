@@ -52,21 +52,26 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING
 
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
-from lagassign.model import Assignment, Group, Member, TopicPartition
+from lagassign.model import Assignment, Group, Member, Partition, TopicPartition
 from lagassign.rates import (
     Capacities,
+    catch_up_time,
     drain_weights,
     has_rates,
-    member_catch_up,
     planning_capacities,
 )
 from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
 from lagassign.strategies.registry import register
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 #: sticky mode keeps partitions where they are while the largest member lag stays within this
 #: fraction of what a fresh assignment achieves
@@ -79,6 +84,12 @@ DEFAULT_SEARCH_BUDGET = 2_000_000
 MIN_GAIN = 1e-4
 #: pairs of members with more same-topic swaps than this are not searched for double swaps
 MAX_DOUBLE_SWAPS = 4_000
+#: above this many partitions, only the member at the largest load looks for double swaps:
+#: there one giver's look may cost half the budget (a swap per topic per taker: 1M on 500
+#: topics and 2,000 members), and on the 1M-partition benchmark (bench/speed.py) the one giver
+#: below the top that looked found none before the budget ran out. Smaller groups search as
+#: before.
+DOUBLE_SWAPS_TOP_ONLY = 50_000
 #: restarts from perturbed constructions: at most this many, and fewer on larger groups so that
 #: restarts times partitions stays under RESTART_WORK. Four times the work lowers no group's
 #: largest lag by more than 0.01% on generated suites (lagassign.samples) and takes twice as long.
@@ -127,27 +138,37 @@ class _State:
     held: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = field(default_factory=dict)
     #: topic index -> the member of each partition (in the topic's order), for topics where
     #: nobody takes more than one; written into ``held`` only if the search needs it, because
-    #: on huge groups that is most of the work and the construction often reaches the bound
+    #: on huge groups that is most of the work and the construction often reaches the bound.
+    #: A topic stays here while nothing of it changes hands (:meth:`give`, :meth:`take`), so
+    #: that turning the state into an assignment can take the topic whole
     placed: dict[int, list[int]] = field(default_factory=dict)
     global_floor: int = 0
     global_ceil: int = 0
+    #: ``held`` has every topic's holdings, ``placed`` ones included
+    materialized: bool = False
 
     def materialize(self) -> None:
         """Write ``placed`` into ``held``."""
+        if self.materialized:
+            return
         for t, members in self.placed.items():
             for m, item in zip(members, self.topics[t].partitions, strict=True):
                 self.held[(t, m)] = [item]
-        self.placed.clear()
+        self.materialized = True
 
     def holding(self, t: int, m: int) -> list[tuple[float, TopicPartition]]:
         return self.held.setdefault((t, m), [])
 
     def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+        if self.placed:
+            self.placed.pop(t, None)
         bisect.insort(self.holding(t, m), item)
         self.load[m] += item[0] * self.scale[m]
         self.count[m] += 1
 
     def take(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+        if self.placed:
+            self.placed.pop(t, None)
         held = self.held[(t, m)]
         del held[bisect.bisect_left(held, item)]
         self.load[m] -= item[0] * self.scale[m]
@@ -420,6 +441,7 @@ class _Search:
             for m in topic.subscribers:
                 self.subscribed[m].add(t)
         self.uneven = {t for t, topic in enumerate(self.state.topics) if topic.ceil > topic.floor}
+        huge = sum(len(t.partitions) for t in self.state.topics) > DOUBLE_SWAPS_TOP_ONLY
         changed = True
         while changed and self.budget > 0:
             changed = False
@@ -433,11 +455,13 @@ class _Search:
                 while self.budget > 0:
                     if max(load) <= target:
                         return
-                    # Exhaustive splits cost the most; only the top member is worth them.
+                    # Exhaustive splits cost the most; only the top member is worth them, and
+                    # on huge groups double swaps too (see DOUBLE_SWAPS_TOP_ONLY).
+                    top = load[giver] == max(load)
                     best = (
                         self.best_exchange(giver)
-                        or self.best_double(giver)
-                        or (self.best_split(giver) if load[giver] == max(load) else None)
+                        or (self.best_double(giver) if top or not huge else None)
+                        or (self.best_split(giver) if top else None)
                     )
                     if best is None:
                         break
@@ -779,7 +803,9 @@ def _balanced_state(
         # what all members finishing together would take, and the heaviest partition on the
         # fastest member
         heaviest = max((t.partitions[0][0] for t in topics if t.partitions), default=0.0)
-        total = sum(w for t in topics for w, _ in t.partitions)
+        # added one after the other as a generator would, at C speed
+        items = itertools.chain.from_iterable(t.partitions for t in topics)
+        total = sum(map(itemgetter(0), items))
         bound = max(total / sum(1 / c for c in scale), heaviest * min(scale))
     else:
         bound = pigeonhole_bound(
@@ -948,34 +974,40 @@ def catch_up_plan(
     """
     # Each partition's backlog and inflow, looked up once: on a million partitions every pass
     # over a dictionary keyed by partition costs a good part of a second.
-    tps = [p.tp for p in group.partitions()]
-    inflow = [p.rate_in or 0.0 for p in group.partitions()]
+    totals = _MemberTotals(group)
+    tps = [p.tp for p in totals.partitions]
+    inflow = [p.rate_in or 0.0 for p in totals.partitions]
     backlog = [lags.get(tp, 0) for tp in tps]
-    rates = dict(zip(tps, inflow, strict=True))
     speeds = capacity.by_member
+    backlogs, inflows = totals.column(backlog), totals.column(inflow)
+    shared = capacity.shared
+
+    def rates() -> dict[TopicPartition, float]:
+        """rate_in per partition: the weights of the utilisation plan"""
+        return dict(zip(tps, inflow, strict=True))
 
     def weighed(horizon: float) -> dict[TopicPartition, float]:
         """lag + horizon × rate_in, per partition"""
         weights = [b + horizon * r for b, r in zip(backlog, inflow, strict=True)]
         return dict(zip(tps, weights, strict=True))
 
-    def slowest(plan: Assignment) -> float:
-        times = member_catch_up(group, plan, lags, capacity, rate_in=rates)
-        return max(times.values(), default=0.0)
+    def slowest(plan: _State) -> float:
+        """the largest catch-up time (:func:`lagassign.rates.member_catch_up`, exactly)"""
+        owner = totals.owners(plan)
+        times = (
+            catch_up_time(b, r, speeds[m.id], lower_bound=shared)
+            for m, b, r in zip(
+                group.members, totals.sum(owner, backlogs), totals.sum(owner, inflows), strict=True
+            )
+        )
+        return max(times, default=0.0)
 
     def plan_for(
         weights: Mapping[TopicPartition, float],
         owned: Mapping[TopicPartition, str] | None = None,
         within: float = tolerance,
-    ) -> Assignment:
-        return balance(
-            group,
-            weights,
-            owners=owned,
-            tolerance=within,
-            search_budget=search_budget,
-            speeds=speeds,
-        )
+    ) -> _State:
+        return _balanced_state(group, weights, owned, within, search_budget, speeds)
 
     # Start from all members finishing together, a time no plan beats; only if that plan
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
@@ -986,9 +1018,9 @@ def catch_up_plan(
         best = plan_for(weighed(together))
         best_time = slowest(best)
     if math.isinf(best_time):
-        best = plan_for(rates)
+        best = plan_for(rates())
         best_time = slowest(best)
-    rounds = CATCH_UP_ROUNDS if len(rates) <= GLOBAL_CONSTRUCTION_LIMIT else 0
+    rounds = CATCH_UP_ROUNDS if len(tps) <= GLOBAL_CONSTRUCTION_LIMIT else 0
     for _ in range(rounds):
         if not 0 < best_time < math.inf:
             break  # falls behind whatever the search tried, or nothing to catch up on
@@ -1000,17 +1032,80 @@ def catch_up_plan(
         best, best_time = plan, time
         if not gained:
             break
-    if not owners:
-        return best
-    # Staying is judged by the catch-up time itself: near capacity, loads (L + T·I) ÷ C within
-    # 5% of the fresh plan's can mean a catch-up time several times longer.
-    weights = rates if math.isinf(best_time) else weighed(best_time)
-    allowed = best_time * (1 + tolerance)
-    for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
-        kept = plan_for(weights, owners, within)
-        if slowest(kept) <= allowed:
-            return kept
-    return best
+    if owners:
+        # Staying is judged by the catch-up time itself: near capacity, loads (L + T·I) ÷ C
+        # within 5% of the fresh plan's can mean a catch-up time several times longer.
+        weights = rates() if math.isinf(best_time) else weighed(best_time)
+        allowed = best_time * (1 + tolerance)
+        for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
+            kept = plan_for(weights, owners, within)
+            if slowest(kept) <= allowed:
+                return _to_assignment(group, kept)
+    return _to_assignment(group, best)
+
+
+class _MemberTotals:
+    """Members' totals of a value per partition (backlog, inflow) under a plan still in its
+    :class:`_State`, without a dictionary look-up per partition (on a million partitions, each
+    pass of look-ups took most of a second).
+
+    ``partitions`` is the order in which :func:`_to_assignment` lists a member's partitions
+    (topics as Java orders names, then by number); a plan's totals add each member's values in
+    that order, so they are exactly the sums over its assignment
+    (:func:`lagassign.rates.member_catch_up`), to the last bit.
+    """
+
+    def __init__(self, group: Group) -> None:
+        self.members = len(group.members)
+        self.partitions: list[Partition] = []
+        #: topic -> where its partitions start in ``partitions``, and each number's place
+        #: among them (None when they are numbered 0, 1, 2, …: the number is the place)
+        self.start: dict[str, tuple[int, dict[int, int] | None]] = {}
+        for name in sorted(group.topics, key=java_order):
+            numbered = sorted(group.topics[name].partitions, key=attrgetter("partition"))
+            numbers = [p.partition for p in numbered]
+            dense = not numbers or (numbers[0], numbers[-1]) == (0, len(numbers) - 1)
+            place = None if dense else {n: i for i, n in enumerate(numbers)}
+            self.start[name] = (len(self.partitions), place)
+            self.partitions += numbered
+
+    def column(self, values: Sequence[float]) -> NDArray[np.float64]:
+        """``values`` (one per partition, in the order of ``partitions``) as an array"""
+        import numpy as np  # here: it takes a while to load, most assignments never get here
+
+        return np.array(values, dtype=float)
+
+    def owners(self, state: _State) -> NDArray[np.intp]:
+        """Each partition's member (its index) under ``state``; -1 where nobody reads it"""
+        import numpy as np
+
+        owner: NDArray[np.intp] = np.full(len(self.partitions), -1, dtype=np.intp)
+        for t, topic in enumerate(state.topics):
+            placed = state.placed.get(t)
+            if placed is not None:
+                members, items = placed, topic.partitions
+            else:
+                members, items = [], []
+                for m in topic.subscribers:
+                    held = state.held.get((t, m), ())
+                    members += [m] * len(held)
+                    items += held
+            start, place = self.start[topic.name]
+            numbers = [tp.partition for _, tp in items]
+            if place is not None:
+                numbers = [place[n] for n in numbers]
+            owner[np.array(numbers, dtype=np.intp) + start] = members
+        return owner
+
+    def sum(self, owner: NDArray[np.intp], column: NDArray[np.float64]) -> list[float]:
+        """Each member's total of ``column`` (see :meth:`column`) under ``owner`` (see
+        :meth:`owners`), added in the order of ``partitions``: NumPy's bincount adds its weights
+        one after the other, as Python's sum does"""
+        import numpy as np
+
+        read = owner >= 0
+        totals = np.bincount(owner[read], weights=column[read], minlength=self.members)
+        return totals.tolist()  # type: ignore[no-any-return]
 
 
 @register
