@@ -19,7 +19,14 @@ from lagassign.plan import plan_group
 from lagassign.rates import capacities, catch_up_time, member_catch_up
 from lagassign.samples import catch_up_suite, with_rates
 from lagassign.strategies import create, names
-from lagassign.strategies.balanced import BalancedAssignor, catch_up_plan
+from lagassign.strategies.balanced import (
+    DEFAULT_SEARCH_BUDGET,
+    BalancedAssignor,
+    _balanced_state,
+    _MemberTotals,
+    _to_assignment,
+    catch_up_plan,
+)
 from tests.groupgen import random_group
 from tests.test_cli import group_file, lagassign  # noqa: F401 (a fixture)
 from tests.test_properties import check_per_topic_counts, check_valid
@@ -144,6 +151,55 @@ def test_member_catch_up_given_the_rates_is_what_it_finds_itself():
         assert member_catch_up(g, plan, lags, found, rate_in=rates) == member_catch_up(
             g, plan, lags, found
         )
+
+
+def renumbered(g: Group) -> Group:
+    """``g`` with its partitions numbered 1, 4, 7, … and listed last first, owning nothing"""
+    topics = [
+        Topic(name, tuple(replace(p, partition=3 * p.partition + 1) for p in t.partitions[::-1]))
+        for name, t in g.topics.items()
+    ]
+    return Group.of(topics, [replace(m, owned=()) for m in g.members], id=g.id)
+
+
+@pytest.mark.parametrize("sample", list(catch_up_suite(1, max_partitions=60)),
+                         ids=lambda s: f"{s.family}-{s.seed}")
+def test_plans_are_judged_by_member_catch_up_to_the_last_bit(sample):
+    """catch_up_plan judges a plan in its search state (_MemberTotals) and turns only the chosen
+    one into an assignment: the catch-up times must be member_catch_up's on that assignment,
+    exactly, numbers with gaps and partitions listed out of order included; and a topic the
+    search left in ``placed`` must be where ``held`` has it."""
+    for g in (sample.group, renumbered(sample.group)):
+        lags = group_lags(g)
+        found = capacities(g, lags)
+        assert found is not None
+        weights = {p.tp: lags[p.tp] + 60.0 * (p.rate_in or 0.0) for p in g.partitions()}
+        state = _balanced_state(g, weights, None, 0.05, DEFAULT_SEARCH_BUDGET, found.by_member)
+        plan = _to_assignment(g, state)
+        totals = _MemberTotals(g)
+        owner = totals.owners(state)
+        backlog = totals.sum(owner, totals.column([lags[p.tp] for p in totals.partitions]))
+        inflow = totals.sum(owner, totals.column([p.rate_in or 0.0 for p in totals.partitions]))
+        judged = {
+            m.id: catch_up_time(b, r, found.by_member[m.id], lower_bound=found.shared)
+            for m, b, r in zip(g.members, backlog, inflow, strict=True)
+        }
+        assert judged == member_catch_up(g, plan, lags, found)
+        state.materialize()
+        state.placed.clear()  # every topic from held
+        assert _to_assignment(g, state) == plan
+
+
+@pytest.mark.parametrize("fast", ["a", "b", "c"])
+def test_a_topic_the_search_changes_is_taken_from_held(fast):
+    """One partition each: the construction places the topic (_State.placed) hottest first to
+    members alike at the start, whatever their speeds; the search then hands the hot partition
+    to the fast member, and the assignment must show that, not the construction."""
+    speeds = {m: 10.0 if m == fast else 1.0 for m in "abc"}
+    g = rated_group([(1000, 0.0), (10, 0.0), (10, 0.0)], dict(speeds))
+    weights = {p.tp: float(p.lag or 0) for p in g.partitions()}
+    state = _balanced_state(g, weights, None, 0.05, DEFAULT_SEARCH_BUDGET, speeds)
+    assert _to_assignment(g, state)[fast] == (TopicPartition("t", 0),)
 
 
 def test_lag_alone_may_plan_a_member_into_falling_behind():
