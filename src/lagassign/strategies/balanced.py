@@ -49,7 +49,7 @@ import itertools
 import math
 import random
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
@@ -152,8 +152,9 @@ class _State:
         if self.materialized:
             return
         for t, members in self.placed.items():
-            for m, item in zip(members, self.topics[t].partitions, strict=True):
-                self.held[(t, m)] = [item]
+            # held[(t, m)] = [item] for each member and its item, at C speed
+            keys = zip(itertools.repeat(t), members)
+            self.held.update(zip(keys, map(list, zip(self.topics[t].partitions)), strict=True))
         self.materialized = True
 
     def holding(self, t: int, m: int) -> list[tuple[float, TopicPartition]]:
@@ -173,6 +174,12 @@ class _State:
         del held[bisect.bisect_left(held, item)]
         self.load[m] -= item[0] * self.scale[m]
         self.count[m] -= 1
+
+
+def _each(function: Callable[..., object], *arguments: Iterable[object]) -> None:
+    """``function`` on each set of ``arguments``, in order, at C speed: the loops over every
+    partition of a million-partition group run a good part of a second in Python."""
+    deque(map(function, *arguments), maxlen=0)
 
 
 def _stable_tie(member_id: str) -> int:
@@ -438,8 +445,7 @@ class _Search:
         self.state.materialize()
         self.subscribed = [set() for _ in load]
         for t, topic in enumerate(self.state.topics):
-            for m in topic.subscribers:
-                self.subscribed[m].add(t)
+            _each(set.add, map(self.subscribed.__getitem__, topic.subscribers), itertools.repeat(t))
         self.uneven = {t for t, topic in enumerate(self.state.topics) if topic.ceil > topic.floor}
         huge = sum(len(t.partitions) for t in self.state.topics) > DOUBLE_SWAPS_TOP_ONLY
         changed = True
@@ -912,8 +918,8 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
     for t, topic in in_order:
         placed = state.placed.get(t)
         if placed is not None:
-            for m, item in zip(placed, topic.partitions, strict=True):
-                assigned[m].append(item[1])
+            parts = map(itemgetter(1), topic.partitions)
+            _each(list.append, map(assigned.__getitem__, placed), parts)
             continue
         for m in topic.subscribers:
             items = state.held.get((t, m))
@@ -977,7 +983,7 @@ def catch_up_plan(
     totals = _MemberTotals(group)
     tps = [p.tp for p in totals.partitions]
     inflow = [p.rate_in or 0.0 for p in totals.partitions]
-    backlog = [lags.get(tp, 0) for tp in tps]
+    backlog = list(map(lags.get, tps, itertools.repeat(0)))
     speeds = capacity.by_member
     backlogs, inflows = totals.column(backlog), totals.column(inflow)
     shared = capacity.shared
@@ -987,8 +993,9 @@ def catch_up_plan(
         return dict(zip(tps, inflow, strict=True))
 
     def weighed(horizon: float) -> dict[TopicPartition, float]:
-        """lag + horizon × rate_in, per partition"""
-        weights = [b + horizon * r for b, r in zip(backlog, inflow, strict=True)]
+        """lag + horizon × rate_in, per partition (NumPy's arithmetic is Python's, a
+        partition at a time: the same weights, to the last bit)"""
+        weights: list[float] = (backlogs + horizon * inflows).tolist()
         return dict(zip(tps, weights, strict=True))
 
     def slowest(plan: _State) -> float:
@@ -1091,7 +1098,7 @@ class _MemberTotals:
                     members += [m] * len(held)
                     items += held
             start, place = self.start[topic.name]
-            numbers = [tp.partition for _, tp in items]
+            numbers = list(map(attrgetter("partition"), map(itemgetter(1), items)))
             if place is not None:
                 numbers = [place[n] for n in numbers]
             owner[np.array(numbers, dtype=np.intp) + start] = members
