@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
 from lagassign.kafka import offsets
 from lagassign.kafka.offsets import EARLIEST, LATEST, OffsetsReader
@@ -27,11 +27,13 @@ class Answer:
 
 
 class ElectingConsumer:
-    """``offsets_for_times`` answers ``error`` for partition 1 the first ``failures`` times,
-    then log start 10 and log end 100 + partition for everything."""
+    """``offsets_for_times`` answers ``error`` for partition 1 the first ``failures`` times
+    (``raises``: fails the whole call with it, as librdkafka does with a partition's error
+    when it cannot ask that partition's leader), then log start 10 and log end 100 +
+    partition for everything."""
 
-    def __init__(self, error: int, failures: int) -> None:
-        self.error, self.failures, self.calls = error, failures, 0
+    def __init__(self, error: int, failures: int, raises: bool = False) -> None:
+        self.error, self.failures, self.calls, self.raises = error, failures, 0, raises
         # the reader's threads call at once: each call is one step of the broker's story
         self.lock = threading.Lock()
 
@@ -42,6 +44,9 @@ class ElectingConsumer:
     def _answer(self, request: list[Any]) -> list[Any]:
         self.calls += 1
         out = []
+        if self.raises and self.failures > 0 and any(k.partition == 1 for k in request):
+            self.failures -= 1
+            raise KafkaException(KafkaError(self.error, "Failed to get offsets"))
         for k in request:
             if k.partition == 1 and self.failures > 0:
                 out.append(Answer(-1, KafkaError(self.error)))
@@ -70,11 +75,12 @@ def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(offsets, "MAX_RETRY_BACKOFF_S", 0.001)
 
 
+@pytest.mark.parametrize("raises", [False, True], ids=["partition-error", "call-fails"])
 @pytest.mark.parametrize(
     "error", [KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE]
 )
-def test_a_partition_whose_leader_is_moving_is_asked_again(error: int) -> None:
-    consumer = ElectingConsumer(error, failures=3)
+def test_a_partition_whose_leader_is_moving_is_asked_again(error: int, raises: bool) -> None:
+    consumer = ElectingConsumer(error, failures=3, raises=raises)
     rows = sorted(read(consumer, timeout=30))
     assert rows == [(EARLIEST, 0, [10, 10, 10], None), (LATEST, 0, [100, 101, 102], None)]
     assert consumer.calls == 2 + 3  # one call per spec, and three more until partition 1 answers
@@ -88,3 +94,9 @@ def test_an_error_that_does_not_pass_is_not_asked_again() -> None:
         ("t-1", KafkaError.TOPIC_AUTHORIZATION_FAILED)
     ]
     assert consumer.calls == 2
+
+
+def test_a_call_failing_with_an_error_that_does_not_pass_fails_the_read() -> None:
+    consumer = ElectingConsumer(KafkaError.TOPIC_AUTHORIZATION_FAILED, failures=1, raises=True)
+    with pytest.raises(KafkaException):
+        read(consumer, timeout=30)

@@ -560,6 +560,7 @@ class OffsetsReader:
         :data:`THREADS` threads. Each thread's answer: for each of its chunks, (timestamp,
         where the chunk starts in ``tps``, its offsets in order, None or the first failed
         partition and its error); librdkafka answers in the order asked."""
+        from confluent_kafka import KafkaException
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         consumer = self._consumer_client()
@@ -567,7 +568,15 @@ class OffsetsReader:
 
         def ask(chunk: Sequence[tuple[str, int]], spec: int) -> tuple[list[int], Any]:
             request = [KafkaTopicPartition(t, p, spec) for t, p in chunk]
-            listed = consumer.offsets_for_times(request, self._remaining(deadline))
+            try:
+                listed = consumer.offsets_for_times(request, self._remaining(deadline))
+            except KafkaException as e:
+                # librdkafka fails the whole call with the first partition's error, leaders
+                # moving included: the same error as a partition's, asked again the same way
+                error = _kafka_error(e)
+                if not _retriable(error):
+                    raise
+                return [], (f"{chunk[0][0]}-{chunk[0][1]} or another of its call", error)
             failed = next(
                 (
                     (f"{t}-{p}", k.error)
