@@ -74,8 +74,10 @@ def test_within_one_percent_of_the_milp_optimum(sample):
     g = sample.group
     lags = {tp: float(lag) for tp, lag in group_lags(g).items()}
     ours = max_lag(g, "balanced")
-    best = optimum(g, lags, time_limit=30, gap=0.002)
-    assert best.certifies(ours, 0.01) or (not best.proven and ours <= best.value), (
+    # a node budget, not the clock, ends the solver's search: the same verdict however loaded
+    # the machine (offsets-0 is the one group that needs the whole budget)
+    best = optimum(g, lags, time_limit=600, gap=0.002, node_limit=10_000)
+    assert best.certifies(ours, 0.01) or (not best.proven and best.matched(ours)), (
         f"balanced {ours} vs optimum in [{best.bound}, {best.value}]"
     )
 

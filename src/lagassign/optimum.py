@@ -58,12 +58,19 @@ class Optimum:
         """Whether ``achieved`` is provably within the fraction ``within`` of the optimum."""
         return achieved <= self.bound * (1 + within) + 1e-9
 
+    def matched(self, achieved: float) -> bool:
+        """Whether ``achieved`` is as good as the best solution the solver found, up to the
+        solver's own tolerance (HiGHS reports a plan of total 14,261 as 14260.999999999956)."""
+        return achieved <= self.value + 1e-6 * max(abs(self.value), 1.0)
+
 
 class _Assignments:
     """A HiGHS model whose binary x[p, m] assigns partition p to member m, with the counts;
     objectives and member rows are added by the callers."""
 
-    def __init__(self, group: Group, time_limit: float, gap: float, extra: int) -> None:
+    def __init__(
+        self, group: Group, time_limit: float, gap: float, extra: int, node_limit: int | None = None
+    ) -> None:
         self.members = list(group.members)
         self.pairs = [
             (p.tp, i)
@@ -82,6 +89,11 @@ class _Assignments:
         h.setOptionValue("time_limit", float(time_limit))
         h.setOptionValue("mip_rel_gap", float(gap))
         h.setOptionValue("threads", 1)
+        if node_limit is not None:
+            # a budget of branch-and-bound nodes ends the search at the same place however
+            # loaded the machine is (one thread: HiGHS is deterministic), where a time limit
+            # ends it wherever the clock says
+            h.setOptionValue("mip_max_nodes", int(node_limit))
         self.h: Any = h
         # x[pair] binary, then `extra` continuous columns (z, the objective)
         n = len(self.pairs) + extra
@@ -157,13 +169,15 @@ def optimum(
     *,
     time_limit: float = 20.0,
     gap: float = 1e-4,
+    node_limit: int | None = None,
 ) -> Optimum:
-    """The smallest largest member total of ``weights``."""
+    """The smallest largest member total of ``weights``; ``node_limit``: stop after that many
+    branch-and-bound nodes (a deterministic budget), else only at ``time_limit``."""
     if not group.members or not any(
         p.tp.topic in m.topics for p in group.partitions() for m in group.members
     ):
         return Optimum(0.0, 0.0)
-    model = _Assignments(group, time_limit, gap, extra=1)
+    model = _Assignments(group, time_limit, gap, extra=1, node_limit=node_limit)
     z = model.columns - 1
     model.minimise(z)
     for i in range(len(model.members)):
