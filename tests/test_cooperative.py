@@ -300,9 +300,9 @@ def test_who_withholds_by_itself() -> None:
 
 def test_settle_the_modules_example() -> None:
     """cooperative-sticky: b joins a, which owns t-0..t-3; the first round withholds t-2 and
-    t-3, the second gives them to b; settled_plans reports that plan, its moves counted from
+    t-3, the second gives them to b; plan_group's settled holds that plan, its moves counted from
     what the members own now."""
-    from lagassign.plan import plan_group, rebalance_round, settle, settled_plans
+    from lagassign.plan import plan_group, rebalance_round, settle
 
     topic = Topic("t", tuple(Partition("t", p, lag=10 * (p + 1)) for p in range(4)))
     a = Member("a", frozenset({"t"}), owned=tps("t-0", "t-1", "t-2", "t-3"), generation=4)
@@ -315,7 +315,7 @@ def test_settle_the_modules_example() -> None:
     assert settle(strategy, group).as_lists() == final
     assert settle(strategy, group, first).as_lists() == final
     gp = plan_group(group, ["sticky", "cooperative-sticky"])
-    [settled] = settled_plans(gp)  # sticky's only round withholds nothing
+    [settled] = gp.settled.values()  # sticky's only round withholds nothing
     assert settled.strategy == "cooperative-sticky"
     assert settled.assignment.as_lists() == final
     assert (settled.metrics.unassigned, settled.metrics.moves) == (0, 2)

@@ -35,7 +35,7 @@ from lagassign.kafka.offsets import ClientConfigError, GroupSnapshot, OffsetsErr
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, MemberLoad, member_loads
 from lagassign.model import Assignment, Group, ModelError, TopicPartition
-from lagassign.plan import GroupPlans, Plan, plan_group, settled_by_strategy, with_members
+from lagassign.plan import GroupPlans, Plan, plan_group, with_members
 from lagassign.spark.monitor.options import add_arguments as add_monitor_arguments
 from lagassign.spark.options import add_arguments as add_pipeline_arguments
 from lagassign.strategies import UnknownStrategy, names
@@ -395,7 +395,7 @@ def _run_assign(args: argparse.Namespace, console: Console) -> None:
 
 def _plan_json(gp: GroupPlans, members_from: str) -> dict[str, Any]:
     rows = ([gp.current] if gp.current else []) + list(gp.plans) if gp.group.members else []
-    settled = settled_by_strategy(gp)
+    settled = gp.settled
     return {
         "group": gp.group.id,
         "total_lag": sum(gp.lags.values()),

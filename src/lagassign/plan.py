@@ -8,8 +8,8 @@ plans; the consumer-group adapters and the simulator come here for each rebalanc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import AssignmentMetrics, evaluate
@@ -39,6 +39,11 @@ class GroupPlans:
     #: the members' capacities when the group has produce rates: ``balanced`` then plans for
     #: catch-up time (:func:`lagassign.strategies.balanced.catch_up_plan`); None: for lag
     capacities: Capacities | None = None
+    #: by strategy name, for each plan whose first round gives some partitions to nobody
+    #: (withheld under the cooperative protocol): the plan its rounds settle on
+    #: (:func:`settle`), with its metrics; moves are counted from the members' current
+    #: assignment, as for the first round
+    settled: Mapping[str, Plan] = field(default_factory=dict)
 
     @property
     def time_aware(self) -> bool:
@@ -117,8 +122,19 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
     lags = group_lags(group)
     chosen = list(strategies) if strategies is not None else names()
     plans = tuple(plan_with(group, create(n), lags) for n in chosen)
+    settled = {
+        plan.strategy: Plan(plan.strategy, assignment, evaluate(group, assignment, lags))
+        for plan in plans
+        if plan.metrics.unassigned
+        for assignment in [settle(create(plan.strategy), group)]
+    }
     return GroupPlans(
-        group, lags, plans, current_plan(group, lags), planning_capacities(group, lags)
+        group,
+        lags,
+        plans,
+        current_plan(group, lags),
+        planning_capacities(group, lags),
+        settled,
     )
 
 
@@ -141,32 +157,12 @@ def with_members(group: Group, count: int) -> Group:
     return replace(group, topics=topics, members=members)
 
 
-def settled_plans(gp: GroupPlans) -> tuple[Plan, ...]:
-    """For each plan of ``gp`` whose first round gives some partitions to nobody (withheld
-    under the cooperative protocol), the plan its rounds settle on (:func:`settle`), under
-    the same strategy name, with its metrics; moves are counted from the members' current
-    assignment, as for the first round."""
-    return tuple(
-        Plan(plan.strategy, assignment, evaluate(gp.group, assignment, gp.lags))
-        for plan in gp.plans
-        if plan.metrics.unassigned
-        for assignment in [settle(create(plan.strategy), gp.group)]
-    )
-
-
-def settled_by_strategy(gp: GroupPlans) -> dict[str, Plan]:
-    """:func:`settled_plans` by strategy name: what the one-group tables, the chart and
-    ``plan --format json`` show for a strategy whose first round gives partitions to nobody."""
-    return {plan.strategy: plan for plan in settled_plans(gp)}
-
-
 def shown_plans(gp: GroupPlans) -> list[Plan]:
     """What a one-group view shows: the current assignment (when the members own something),
     then each strategy where its rounds settle (a strategy that withholds nothing settles in
     its first round)."""
-    settled = settled_by_strategy(gp)
     current = [gp.current] if gp.current else []
-    return current + [settled.get(plan.strategy, plan) for plan in gp.plans]
+    return current + [gp.settled.get(plan.strategy, plan) for plan in gp.plans]
 
 
 def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from lagassign.metrics import AssignmentMetrics, MemberLoad
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.plan import CURRENT, GroupPlans, Plan, settled_by_strategy, shown_plans
+from lagassign.plan import CURRENT, GroupPlans, Plan, shown_plans
 from lagassign.rates import Capacities, CapacitySource, capacities
 from lagassign.report.member_ids import MemberLabels, member_labels
 from lagassign.report.text import NEVER, UNKNOWN, duration
@@ -160,7 +160,7 @@ def plan_summary_table(
         ("moves", "right"),
     ]:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    settled = settled_by_strategy(gp)
+    settled = gp.settled
     rows: list[tuple[str, Plan]] = [(CURRENT, gp.current)] if gp.current else []
     for plan in gp.plans:
         if plan.strategy in settled:

@@ -22,7 +22,7 @@ from lagassign.formats.limits import MAX_OFFSET
 from lagassign.formats.snapshot_rows import Row, build_group, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
-from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group, settled_plans
+from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
 from lagassign.spark.schema import RESULT_SCHEMA
 
 
@@ -61,7 +61,7 @@ class Results:
         plans = ([gp.current] if gp.current else []) + list(gp.plans)
         for plan in plans:
             self.add_plan(gp, plan)
-        for plan in settled_plans(gp):
+        for plan in gp.settled.values():
             self.add_metrics("settled", gp, plan)
 
     def add_plan(self, gp: GroupPlans, plan: Plan) -> None:
