@@ -327,6 +327,8 @@ def test_members_assigned_nothing_subscribe_what_the_group_reads(
 FAULT_TIMEOUT_S = 60.0
 #: what "at once" allows on a loaded machine: far below FAULT_TIMEOUT_S
 FAST_S = 10.0
+#: librdkafka and Python read different clocks: its timeout can end a tick before ours
+CLOCK_SLACK_S = 0.25
 
 
 def read_once(reader: OffsetsReader, read: str) -> None:
@@ -418,7 +420,8 @@ def test_a_broker_that_never_answers_times_out(read: str) -> None:
         message, elapsed = failed_read({"bootstrap.servers": f"127.0.0.1:{port}"}, read, 2.0)
     assert message.startswith(f"Kafka at 127.0.0.1:{port}: no answer to "), message
     assert " within the 2 s timeout" in message
-    assert 2.0 <= elapsed < 2.0 + FAST_S, elapsed
+    # librdkafka starts its timer before ours and rounds to its own clock ticks: seen at 1.9998 s
+    assert 2.0 - CLOCK_SLACK_S <= elapsed < 2.0 + FAST_S, elapsed
 
 
 @contextmanager
