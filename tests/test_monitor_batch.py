@@ -14,12 +14,13 @@ import pyarrow.dataset as ds
 import pytest
 
 from lagassign.formats.consumer_offsets import OffsetCommit, OffsetDeleted, OtherRecord
+from lagassign.kafka.offsets import LiveMember
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.batch import MonitorBatches, Record, progress_line
 from lagassign.spark.monitor.commits import CommitState, Committed
 from lagassign.spark.monitor.groups_table import GROUPS_SCHEMA
-from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows
+from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows, partition_owners
 from lagassign.spark.monitor.samples import MAX_SAMPLES, EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
 from lagassign.status import Commit
@@ -118,6 +119,43 @@ def test_lag_rows_follow_the_lag_rules() -> None:
             (2, 90, 90, 0, 0.0),
         ]
     ]
+
+
+def test_member_id_is_the_one_member_whose_assignment_lists_the_partition() -> None:
+    """Owners from the groups' descriptions: t-0 is a's, t-1 b's; t-2 is listed by both a
+    member giving it up and one taking it (mid-rebalance) and t-3 by nobody: null; a group
+    the coordinator could not describe has no owners."""
+    described = {
+        "g": (live("a", ("t", 0), ("t", 2)), live("b", ("t", 1), ("t", 2))),
+        "h": None,
+    }
+    owners = partition_owners(described)
+    assert owners == {("g", "t", 0): "a", ("g", "t", 1): "b"}
+    state = CommitState()
+    state.apply([commit(g, "t", p, 5) for g in ("g", "h") for p in range(4)])
+    logs = {TopicPartition("t", p): Offsets(0, 10) for p in range(4)}
+    table = lag_rows(state, logs, EndSamples(), T0, owners)
+    assert [(r["group"], r["partition"], r["member_id"]) for r in table.to_pylist()] == [
+        ("g", 0, "a"),
+        ("g", 1, "b"),
+        ("g", 2, None),
+        ("g", 3, None),
+        ("h", 0, None),
+        ("h", 1, None),
+        ("h", 2, None),
+        ("h", 3, None),
+    ]
+
+
+def live(member_id: str, *assigned: tuple[str, int]) -> LiveMember:
+    """A member as the group's description has it, assigned ``(topic, partition)`` pairs."""
+    tps = tuple(TopicPartition(t, p) for t, p in assigned)
+    topics = frozenset(tp.topic for tp in tps)
+    return LiveMember(member_id, "client", "/127.0.0.1", None, topics, tps)
+
+
+def members(*ids: str) -> tuple[LiveMember, ...]:
+    return tuple(live(member_id) for member_id in ids)
 
 
 class Clock:
@@ -250,9 +288,15 @@ def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
             ]
         return out
 
-    def read_members(groups: set[str]) -> dict[str, int | None]:
+    def read_members(groups: set[str]) -> dict[str, tuple[LiveMember, ...] | None]:
         assert groups == {"ok", "rewind", "stall", "stop", "warn"}
-        return {"ok": 3, "rewind": 1, "stall": 1, "stop": 0, "warn": None}
+        return {
+            "ok": (live("a", ("t", 0)), *members("b", "c")),
+            "rewind": members("a"),
+            "stall": members("a"),
+            "stop": (),
+            "warn": None,
+        }
 
     out, state_dir = tmp_path / "out", tmp_path / "state"
     batches = MonitorBatches(out, state_dir, read_logs, clock=clock, read_members=read_members)
@@ -286,6 +330,14 @@ def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
         ("stop", 120, 30.0, 0),
         ("warn", 80, 20.0, None),  # the coordinator could not tell
     ]
+    owners = {(r["group"], r["member_id"]) for r in read_lag(out) if r["time"] == clock.now}
+    assert owners == {
+        ("ok", "a"),
+        ("rewind", None),
+        ("stall", None),
+        ("stop", None),
+        ("warn", None),
+    }
     nulls = ("catch_up_now_s", "catch_up_balanced_s", "recommendation")
     assert {r[name] for r in rows for name in nulls} == {None}
 

@@ -91,8 +91,9 @@ def test_monitor_for_a_duration(
 ) -> None:
     """Beside the two groups that committed once with lag and left, a healthy group whose one
     member consumed every partition to its log end and stays in the group while the monitor
-    runs: in the last micro-batch's ``groups`` rows the healthy group is OK with 1 member and
-    the two stopped ones STOP (lag, and no commit for longer than their window spans) with 0,
+    runs: in the last micro-batch's ``lag`` rows the member owns every partition
+    (``member_id``), the others' are null; in its ``groups`` rows the healthy group is OK with
+    1 member and the two stopped ones STOP (lag, and no commit for longer than their window spans) with 0,
     each with its total lag."""
     topic, pattern, commits = committed
     healthy = unique("q-healthy")
@@ -104,7 +105,16 @@ def test_monitor_for_a_duration(
         commits = {**commits, **{(healthy, p): o for p, o in steps}}
         pattern = f"{pattern}|{re.escape(healthy)}"
         assert run_for(kafka_bootstrap, pattern, out, 40, groups=3, partitions=7)[0] == 0
+        member_id = member.memberid()
     check_lag(out, kafka_bootstrap, topic, commits)
+    lag_rows = ds.dataset(out / "lag", format="parquet", partitioning="hive").to_table()
+    newest = max(lag_rows.column("time").to_pylist())
+    # the member owns every partition of the topic; the groups that left own nothing
+    assert {
+        (r["group"], r["partition"], r["member_id"])
+        for r in lag_rows.to_pylist()
+        if r["time"] == newest
+    } == {(g, p, member_id if g == healthy else None) for g, p in commits}
 
     rows = ds.dataset(out / "groups", format="parquet", partitioning="hive").to_table()
     last = max(rows.column("time").to_pylist())

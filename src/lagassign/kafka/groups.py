@@ -1,5 +1,6 @@
 """The cluster's consumer groups: the ids the fleet pipeline reads (``list_consumer_groups``),
-and how many members each has (``describe_consumer_groups``, for the monitor)."""
+and the members each has with their assignments (``describe_consumer_groups``, for the
+monitor)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 
-from lagassign.kafka.offsets import OffsetsReader
+from lagassign.kafka.offsets import LiveMember, OffsetsReader, live_member
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +26,13 @@ def list_groups(config: Mapping[str, str], timeout: float, pattern: str | None =
 
 
 class GroupMembers:
-    """How many members each of many groups has now: one ``describe_consumer_groups`` for all
-    of them (classic and KIP-848 groups alike), for the monitor's ``groups`` table.
+    """The members each of many groups has now, with the partitions each is assigned: one
+    ``describe_consumer_groups`` for all of them (classic and KIP-848 groups alike), for the
+    monitor (``member_id`` in ``lag``, ``members`` in ``groups``, the owners its plans start
+    from).
 
     A group the coordinator cannot describe (an error for that group, or no answer within
-    ``timeout`` seconds) counts None and is logged; the others still count."""
+    ``timeout`` seconds) is None and is logged; the others are still read."""
 
     def __init__(self, config: Mapping[str, str], timeout: float = 10.0) -> None:
         from confluent_kafka.admin import AdminClient
@@ -37,18 +40,22 @@ class GroupMembers:
         self._admin = AdminClient({"client.id": "lagassign", **config})
         self._timeout = timeout
 
-    def __call__(self, groups: Iterable[str]) -> dict[str, int | None]:
+    def __call__(self, groups: Iterable[str]) -> dict[str, tuple[LiveMember, ...] | None]:
         from confluent_kafka import KafkaException
 
         wanted = sorted(set(groups))
         if not wanted:
             return {}
         futures = self._admin.describe_consumer_groups(wanted, request_timeout=self._timeout)
-        counts: dict[str, int | None] = {}
+        members: dict[str, tuple[LiveMember, ...] | None] = {}
         for group, future in futures.items():
             try:
-                counts[group] = len(future.result(timeout=self._timeout).members)
+                described = future.result(timeout=self._timeout).members
             except (KafkaException, concurrent.futures.TimeoutError) as e:
                 log.warning("describe_consumer_groups %s: %s (members left null)", group, e)
-                counts[group] = None
-        return counts
+                members[group] = None
+                continue
+            members[group] = tuple(
+                sorted((live_member(m) for m in described), key=lambda m: m.member_id)
+            )
+        return members

@@ -322,7 +322,7 @@ class OffsetsReader:
         committed = self._committed(group, results["list_consumer_group_offsets"].values())
 
         members = tuple(
-            sorted((_live_member(m) for m in description.members), key=lambda m: m.member_id)
+            sorted((live_member(m) for m in description.members), key=lambda m: m.member_id)
         )
         state_enum = getattr(description, "state", None)
         state = _STATE_NAMES.get(state_enum.name, state_enum.name) if state_enum else "Unknown"
@@ -865,7 +865,7 @@ def _key_name(key: Any) -> str:
     return str(key)
 
 
-def _live_member(m: Any) -> LiveMember:
+def live_member(m: Any) -> LiveMember:
     assigned = tuple(
         sorted(
             (TopicPartition(tp.topic, tp.partition) for tp in m.assignment.topic_partitions),

@@ -14,10 +14,10 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
 4. one log-end sample per partition added to the samples kept after the previous batch
    (:mod:`.samples`), for ``lag_seconds``; every decoded commit added to its partition's
    commit window (:mod:`.windows`), for the group status;
-5. the state, the samples and the windows saved for this id, then the ``lag`` rows
-   (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`, with each group's
-   member count from ``read_members``: :class:`lagassign.kafka.groups.GroupMembers`) written
-   for this id.
+5. the groups' members and their assignments, in one description of them all
+   (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
+6. the state, the samples and the windows saved for this id, then the ``lag`` rows
+   (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
    Saving first means a crash between the two replays the batch from the state before it,
    which the previous files still hold.
 """
@@ -27,17 +27,17 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from lagassign.formats.consumer_offsets import DecodeCounts, Decoded, UnknownVersion, decode
-from lagassign.kafka.offsets import OffsetsReader
+from lagassign.kafka.offsets import LiveMember, OffsetsReader
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitState
 from lagassign.spark.monitor.groups_table import GROUPS_TABLE, group_rows
-from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, write_batch
+from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, partition_owners, write_batch
 from lagassign.spark.monitor.samples import EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
 
@@ -45,8 +45,9 @@ log = logging.getLogger(__name__)
 
 #: the log offsets of every partition of the topics
 ReadLogs = Callable[[set[str]], Mapping[TopicPartition, Offsets]]
-#: how many members each of the groups has now (None: the coordinator could not tell)
-ReadMembers = Callable[[set[str]], Mapping[str, int | None]]
+#: the members each of the groups has now, with their assignments (None: the coordinator
+#: could not tell)
+ReadMembers = Callable[[set[str]], Mapping[str, Sequence[LiveMember] | None]]
 #: one record of __consumer_offsets: key and value bytes (the value None for a tombstone)
 Record = tuple[bytes | None, bytes | None]
 #: the group id the monitor's offsets reads name; it never joins or commits
@@ -104,17 +105,15 @@ class MonitorBatches:
         now = self.clock()
         samples.add(now.timestamp(), logs)
         windows.add(changes, logs)
-        table = lag_rows(state, logs, samples, now)
+        groups = {g for g, t, p in state.commits if TopicPartition(t, p) in logs}
+        members = self.read_members(groups) if self.read_members and groups else {}
+        table = lag_rows(state, logs, samples, now, partition_owners(members))
         for kept_state in (state, samples, windows):
             kept_state.save(self.state_dir, batch_id)
         self._state, self._samples, self._windows = state, samples, windows
         self._state_batch = batch_id
         write_batch(self.out, LAG_TABLE, batch_id, table, now)
-        groups = set(table.column("group").to_pylist())
-        members = self.read_members(groups) if self.read_members and groups else {}
-        write_batch(
-            self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, members, now), now
-        )
+        write_batch(self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, members, now), now)
         return BatchSummary(
             batch_id=batch_id,
             time=now,

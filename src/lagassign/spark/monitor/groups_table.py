@@ -18,11 +18,12 @@ Files: ``OUT/groups/date=YYYY-MM-DD/batch-<id>.parquet``, written like the ``lag
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import pyarrow as pa
 
+from lagassign.kafka.offsets import LiveMember
 from lagassign.spark.monitor.windows import CommitWindows
 from lagassign.status import Status, group_status, partition_status
 
@@ -43,10 +44,13 @@ GROUPS_SCHEMA = pa.schema(
 
 
 def group_rows(
-    lag: pa.Table, windows: CommitWindows, members: Mapping[str, int | None], time: datetime
+    lag: pa.Table,
+    windows: CommitWindows,
+    members: Mapping[str, Sequence[LiveMember] | None],
+    time: datetime,
 ) -> pa.Table:
     """The rows of one sample at ``time`` from the same sample's ``lag`` rows and the groups'
-    member counts (a group missing from ``members`` counts null), sorted by group."""
+    members (a group missing from ``members``, or None there, counts null), sorted by group."""
     now = time.timestamp()
     statuses: dict[str, list[Status]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
@@ -65,13 +69,17 @@ def group_rows(
             "status": [group_status(statuses[g]).name for g in groups],
             "total_lag": [totals[g] for g in groups],
             "max_lag_seconds": [max_known(seconds[g]) for g in groups],
-            "members": [members.get(g) for g in groups],
+            "members": [member_count(members.get(g)) for g in groups],
             "catch_up_now_s": [None] * len(groups),
             "catch_up_balanced_s": [None] * len(groups),
             "recommendation": [None] * len(groups),
         },
         schema=GROUPS_SCHEMA,
     )
+
+
+def member_count(members: Sequence[LiveMember] | None) -> int | None:
+    return None if members is None else len(members)
 
 
 def max_known(values: list[float | None]) -> float | None:

@@ -8,8 +8,10 @@ Columns, exactly (:data:`LAG_SCHEMA`): ``time`` (UTC timestamp of the sample), `
 counts 0. ``lag_seconds`` is :func:`lagassign.lag_rules.lag_seconds` over the partition's
 log-end samples (:mod:`.samples`): 0 when the lag is 0, ``lag_seconds_estimated`` when the
 committed offset is older than every sample and the time was extrapolated, null when the
-samples cannot tell (a first sample, a log end that never moved). Not built yet, and said so
-by the value: ``member_id`` is null (owners from the groups' descriptions come later).
+samples cannot tell (a first sample, a log end that never moved). ``member_id`` is the member
+whose assignment lists the partition in the group's description read in the same micro-batch
+(:func:`partition_owners`); null when no member's does (the group is empty or rebalancing,
+the coordinator could not describe it) or more than one member's does (mid-rebalance).
 
 Files (:func:`write_batch`, the ``groups`` table's too):
 ``OUT/lag/date=YYYY-MM-DD/batch-<id>.parquet``, the date of the sample's ``time`` (readable
@@ -21,13 +23,15 @@ another date: a replayed micro-batch replaces its rows, never adds to them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lagassign.kafka.offsets import LiveMember
 from lagassign.lag_rules import (
     DEFAULT_AUTO_OFFSET_RESET,
     LagSeconds,
@@ -35,7 +39,7 @@ from lagassign.lag_rules import (
     lag_seconds,
 )
 from lagassign.model import Offsets, TopicPartition
-from lagassign.spark.monitor.commits import CommitState
+from lagassign.spark.monitor.commits import CommitKey, CommitState
 from lagassign.spark.monitor.samples import EndSamples
 
 LAG_TABLE = "lag"
@@ -55,17 +59,42 @@ LAG_SCHEMA = pa.schema(
 )
 
 
+def partition_owners(
+    members: Mapping[str, Sequence[LiveMember] | None],
+) -> dict[CommitKey, str]:
+    """The member owning each (group, topic, partition): the one member of the group whose
+    assignment lists the partition; a partition two members list is nobody's (during a
+    rebalance the coordinator may describe both the member giving it up and the one taking it)."""
+    listed = Counter(
+        (group, tp.topic, tp.partition)
+        for group, live in members.items()
+        for m in live or ()
+        for tp in m.assigned
+    )
+    return {
+        (group, tp.topic, tp.partition): m.member_id
+        for group, live in members.items()
+        for m in live or ()
+        for tp in m.assigned
+        if listed[(group, tp.topic, tp.partition)] == 1
+    }
+
+
 def lag_rows(
     state: CommitState,
     logs: Mapping[TopicPartition, Offsets],
     samples: EndSamples,
     time: datetime,
+    owners: Mapping[CommitKey, str] | None = None,
 ) -> pa.Table:
     """The rows of one sample at ``time`` (timezone-aware, UTC): every committed partition
     whose log offsets were read, sorted by group, topic and partition; ``lag_seconds`` from
-    the partitions' log-end ``samples`` (this one's included)."""
+    the partitions' log-end ``samples`` (this one's included); ``member_id`` from ``owners``
+    (:func:`partition_owners`; None: every row's is null)."""
+    owners = owners or {}
     rows: dict[str, list[object]] = {name: [] for name in LAG_SCHEMA.names}
-    for (group, topic, partition), committed in sorted(state.commits.items()):
+    for key, committed in sorted(state.commits.items()):
+        group, topic, partition = key
         log = logs.get(TopicPartition(topic, partition))
         if log is None:  # the topic or partition is gone
             continue
@@ -86,15 +115,13 @@ def lag_rows(
             ("lag", lag),
             ("lag_seconds", seconds.seconds),
             ("lag_seconds_estimated", seconds.estimated),
-            ("member_id", None),
+            ("member_id", owners.get(key)),
         ):
             rows[name].append(value)
     return pa.table(rows, schema=LAG_SCHEMA)
 
 
-def write_batch(
-    out: Path, table_name: str, batch_id: int, table: pa.Table, time: datetime
-) -> Path:
+def write_batch(out: Path, table_name: str, batch_id: int, table: pa.Table, time: datetime) -> Path:
     """Writes micro-batch ``batch_id``'s rows as its one file of the table ``table_name``
     (``lag``, ``groups``) under ``out``, partitioned by the date of ``time``."""
     name = f"batch-{batch_id:012d}.parquet"
