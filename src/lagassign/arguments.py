@@ -41,6 +41,29 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_minutes(text: str) -> float:
+    """A period such as ``--plan-every 0.5``: a finite number of minutes above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a positive number of minutes, got {text}")
+    return value
+
+
+def percent(text: str) -> float:
+    """A share such as ``--recommend-threshold 20``: a percentage from 0 up to (not including)
+    100, as a fraction (0.2)."""
+    try:
+        value = float(text.removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not 0 <= value < 100:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to below 100, got {text}")
+    return value / 100
+
+
 def timeout_seconds(text: str) -> float:
     """A ``--timeout`` for reading a cluster: seconds above 0, at most :data:`MAX_TIMEOUT_S`."""
     value = positive_seconds(text)

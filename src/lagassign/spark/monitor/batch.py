@@ -16,7 +16,8 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    commit window (:mod:`.windows`), for the group status;
 5. the groups' members and their assignments, in one description of them all
    (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
-6. the state, the samples and the windows saved for this id, then the ``lag`` rows
+6. the groups whose plan is due planned (:mod:`.plans`, every ``plan_every_s``);
+7. the state, the samples, the windows and the plans saved for this id, then the ``lag`` rows
    (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
    Saving first means a crash between the two replays the batch from the state before it,
    which the previous files still hold.
@@ -38,6 +39,11 @@ from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitState
 from lagassign.spark.monitor.groups_table import GROUPS_TABLE, group_rows
 from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, partition_owners, write_batch
+from lagassign.spark.monitor.plans import (
+    DEFAULT_PLAN_EVERY_MIN,
+    DEFAULT_RECOMMEND_THRESHOLD,
+    MonitorPlans,
+)
 from lagassign.spark.monitor.samples import EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
 
@@ -68,6 +74,38 @@ class BatchSummary:
 
 
 @dataclass
+class _Kept:
+    """What a micro-batch starts from and saves for the next: the commit state, the log-end
+    samples, the commit windows and the groups' last plans."""
+
+    state: CommitState
+    samples: EndSamples
+    windows: CommitWindows
+    plans: MonitorPlans
+
+    def copy(self) -> _Kept:
+        return _Kept(
+            CommitState(self.state.commits, self.state.group_pattern),
+            EndSamples(self.samples.samples),
+            CommitWindows(self.windows.windows),
+            MonitorPlans(self.plans.last),
+        )
+
+    def save(self, folder: Path, batch_id: int) -> None:
+        for part in (self.state, self.samples, self.windows, self.plans):
+            part.save(folder, batch_id)
+
+    @classmethod
+    def load(cls, folder: Path, batch_id: int, group_pattern: re.Pattern[str] | None) -> _Kept:
+        return cls(
+            CommitState.load(folder, batch_id, group_pattern),
+            EndSamples.load(folder, batch_id),
+            CommitWindows.load(folder, batch_id),
+            MonitorPlans.load(folder, batch_id),
+        )
+
+
+@dataclass
 class MonitorBatches:
     """The monitor's micro-batches: state under ``state_dir``, tables under ``out``."""
 
@@ -78,14 +116,17 @@ class MonitorBatches:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     #: None: the ``groups`` table's ``members`` stay null
     read_members: ReadMembers | None = None
-    _state: CommitState | None = None
-    _samples: EndSamples | None = None
-    _windows: CommitWindows | None = None
-    _state_batch: int | None = None
+    #: a group is planned every this many seconds (``--plan-every``, :mod:`.plans`)
+    plan_every_s: float = DEFAULT_PLAN_EVERY_MIN * 60
+    #: recommend ``balanced`` when it cuts catch-up time by more than this fraction
+    recommend_threshold: float = DEFAULT_RECOMMEND_THRESHOLD
+    _kept: _Kept | None = None
+    _kept_batch: int | None = None
 
     def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
         began = time.perf_counter()
-        state, samples, windows = self._state_before(batch_id)
+        kept = self._kept_before(batch_id)
+        state, samples, windows = kept.state, kept.samples, kept.windows
         counts = DecodeCounts()
 
         def decoded() -> Iterator[Decoded]:
@@ -108,12 +149,19 @@ class MonitorBatches:
         groups = {g for g, t, p in state.commits if TopicPartition(t, p) in logs}
         members = self.read_members(groups) if self.read_members and groups else {}
         table = lag_rows(state, logs, samples, now, partition_owners(members))
-        for kept_state in (state, samples, windows):
-            kept_state.save(self.state_dir, batch_id)
-        self._state, self._samples, self._windows = state, samples, windows
-        self._state_batch = batch_id
+        kept.plans.update(
+            now.timestamp(), state, logs, members, self.plan_every_s, self.recommend_threshold
+        )
+        kept.save(self.state_dir, batch_id)
+        self._kept, self._kept_batch = kept, batch_id
         write_batch(self.out, LAG_TABLE, batch_id, table, now)
-        write_batch(self.out, GROUPS_TABLE, batch_id, group_rows(table, windows, members, now), now)
+        write_batch(
+            self.out,
+            GROUPS_TABLE,
+            batch_id,
+            group_rows(table, windows, members, now, kept.plans),
+            now,
+        )
         return BatchSummary(
             batch_id=batch_id,
             time=now,
@@ -124,26 +172,12 @@ class MonitorBatches:
             seconds=time.perf_counter() - began,
         )
 
-    def _state_before(self, batch_id: int) -> tuple[CommitState, EndSamples, CommitWindows]:
-        """Copies of the commit state, the log-end samples and the commit windows after
-        ``batch_id - 1``."""
+    def _kept_before(self, batch_id: int) -> _Kept:
+        """A copy of what was kept after ``batch_id - 1``: in memory, or from its files."""
         previous = batch_id - 1
-        if (
-            self._state is not None
-            and self._samples is not None
-            and self._windows is not None
-            and self._state_batch == previous
-        ):
-            return (
-                CommitState(self._state.commits, self.group_pattern),
-                EndSamples(self._samples.samples),
-                CommitWindows(self._windows.windows),
-            )
-        return (
-            CommitState.load(self.state_dir, previous, self.group_pattern),
-            EndSamples.load(self.state_dir, previous),
-            CommitWindows.load(self.state_dir, previous),
-        )
+        if self._kept is not None and self._kept_batch == previous:
+            return self._kept.copy()
+        return _Kept.load(self.state_dir, previous, self.group_pattern)
 
 
 def offsets_reader_logs(reader: OffsetsReader) -> ReadLogs:

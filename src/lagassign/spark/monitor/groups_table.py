@@ -7,9 +7,11 @@ partitions' by :mod:`lagassign.status`, over each partition's commit window,
 largest ``lag_seconds`` of its rows; null when any of them is null: the samples cannot tell
 yet, and the largest could be that one), ``members`` (how
 many members the group has at the micro-batch, from the groups' descriptions; null when the
-coordinator could not tell), ``catch_up_now_s``, ``catch_up_balanced_s``, ``recommendation``.
-Not built yet, and said so by the value: the last three are null (catch-up times need the
-members' rates and a plan).
+coordinator could not tell), and from the group's last plan (:mod:`.plans`, every
+``--plan-every`` minutes; carried by the rows between plans) ``catch_up_now_s`` (seconds until
+its slowest member has read its backlog under its current assignment), ``catch_up_balanced_s``
+(the same under ``balanced``'s plan), each ``inf`` when a member never catches up and null
+when the plan cannot tell, and ``recommendation`` (a short text, or null).
 
 Files: ``OUT/groups/date=YYYY-MM-DD/batch-<id>.parquet``, written like the ``lag`` table's
 (:func:`.lag_table.write_batch`): a replayed micro-batch replaces its rows.
@@ -24,6 +26,7 @@ from datetime import datetime
 import pyarrow as pa
 
 from lagassign.kafka.offsets import LiveMember
+from lagassign.spark.monitor.plans import MonitorPlans, PlanValues
 from lagassign.spark.monitor.windows import CommitWindows
 from lagassign.status import Status, group_status, partition_status
 
@@ -48,9 +51,11 @@ def group_rows(
     windows: CommitWindows,
     members: Mapping[str, Sequence[LiveMember] | None],
     time: datetime,
+    plans: MonitorPlans | None = None,
 ) -> pa.Table:
-    """The rows of one sample at ``time`` from the same sample's ``lag`` rows and the groups'
-    members (a group missing from ``members``, or None there, counts null), sorted by group."""
+    """The rows of one sample at ``time`` from the same sample's ``lag`` rows, the groups'
+    members (a group missing from ``members``, or None there, counts null) and their last
+    plans (None: the plan's columns are null), sorted by group."""
     now = time.timestamp()
     statuses: dict[str, list[Status]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
@@ -62,6 +67,7 @@ def group_rows(
         totals[group] += r["lag"]
         seconds[group].append(r["lag_seconds"])
     groups = sorted(statuses)
+    values = [plans.values(g) if plans is not None else PlanValues() for g in groups]
     return pa.table(
         {
             "time": [time] * len(groups),
@@ -70,9 +76,9 @@ def group_rows(
             "total_lag": [totals[g] for g in groups],
             "max_lag_seconds": [max_known(seconds[g]) for g in groups],
             "members": [member_count(members.get(g)) for g in groups],
-            "catch_up_now_s": [None] * len(groups),
-            "catch_up_balanced_s": [None] * len(groups),
-            "recommendation": [None] * len(groups),
+            "catch_up_now_s": [v.catch_up_now_s for v in values],
+            "catch_up_balanced_s": [v.catch_up_balanced_s for v in values],
+            "recommendation": [v.recommendation for v in values],
         },
         schema=GROUPS_SCHEMA,
     )

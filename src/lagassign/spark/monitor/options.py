@@ -9,10 +9,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lagassign.arguments import DEFAULT_TIMEOUT_S, bootstrap_servers, positive_seconds
+from lagassign.arguments import (
+    DEFAULT_TIMEOUT_S,
+    bootstrap_servers,
+    percent,
+    positive_minutes,
+    positive_seconds,
+)
 from lagassign.formats.client_properties import read_properties
 from lagassign.formats.errors import InputError
 from lagassign.kafka.config import client_config, merge
+from lagassign.spark.monitor.plans import DEFAULT_PLAN_EVERY_MIN, DEFAULT_RECOMMEND_THRESHOLD
 from lagassign.spark.options import add_spark_arguments, spark_conf
 
 DEFAULT_INTERVAL_S = 10.0
@@ -34,6 +41,10 @@ class MonitorOptions:
     conf: Sequence[tuple[str, str]] = field(default_factory=tuple)
     #: each offsets read on the driver
     timeout: float = DEFAULT_TIMEOUT_S
+    #: minutes between a group's plans
+    plan_every: float = DEFAULT_PLAN_EVERY_MIN
+    #: recommend ``balanced`` when it cuts catch-up time by more than this fraction
+    recommend_threshold: float = DEFAULT_RECOMMEND_THRESHOLD
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -73,6 +84,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checkpoint", metavar="DIR", help="the query's checkpoint (default DIR/_checkpoint)"
     )
+    parser.add_argument(
+        "--plan-every",
+        type=positive_minutes,
+        default=DEFAULT_PLAN_EVERY_MIN,
+        metavar="MINUTES",
+        help="plan each group every this many minutes: catch-up times now and under balanced "
+        f"(default {DEFAULT_PLAN_EVERY_MIN:g})",
+    )
+    parser.add_argument(
+        "--recommend-threshold",
+        type=percent,
+        default=DEFAULT_RECOMMEND_THRESHOLD,
+        metavar="PERCENT",
+        help="recommend balanced when it cuts catch-up time by more than this "
+        f"(default {DEFAULT_RECOMMEND_THRESHOLD * 100:g}%%)",
+    )
     add_spark_arguments(parser)
 
 
@@ -98,4 +125,6 @@ def from_args(args: argparse.Namespace) -> MonitorOptions:
         duration=args.duration,
         master=args.master,
         conf=spark_conf(args.conf),
+        plan_every=args.plan_every,
+        recommend_threshold=args.recommend_threshold,
     )

@@ -108,6 +108,8 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
             offsets_reader_logs(reader),
             options.group,
             read_members=GroupMembers(dict(options.client_config), options.timeout),
+            plan_every_s=options.plan_every * 60,
+            recommend_threshold=options.recommend_threshold,
         )
 
         def each(frame: Any, batch_id: int) -> None:
