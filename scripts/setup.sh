@@ -10,3 +10,9 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# Debian's headless Chromium: the monitor's live report is tested as a browser shows it
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then as_root=(); else as_root=(sudo); fi
+  "${as_root[@]}" apt-get update -qq
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi

@@ -20,7 +20,9 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
 7. the state, the samples, the windows and the plans saved for this id, then the ``lag`` rows
    (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
    Saving first means a crash between the two replays the batch from the state before it,
-   which the previous files still hold.
+   which the previous files still hold;
+8. the live report ``OUT/report.html`` rewritten (:mod:`lagassign.report.live`) from the
+   ``groups`` rows of this and the previous micro-batches (:mod:`.history`).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from pathlib import Path
 from lagassign.formats.consumer_offsets import DecodeCounts, Decoded, UnknownVersion, decode
 from lagassign.kafka.offsets import LiveMember, OffsetsReader
 from lagassign.model import Offsets, TopicPartition
+from lagassign.report.live import write_live_report
 from lagassign.spark.monitor.commits import CommitState
 from lagassign.spark.monitor.groups_table import GROUPS_TABLE, group_rows
+from lagassign.spark.monitor.history import GroupsHistory
 from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, partition_owners, write_batch
 from lagassign.spark.monitor.plans import (
     DEFAULT_PLAN_EVERY_MIN,
@@ -122,6 +126,7 @@ class MonitorBatches:
     recommend_threshold: float = DEFAULT_RECOMMEND_THRESHOLD
     _kept: _Kept | None = None
     _kept_batch: int | None = None
+    _history: GroupsHistory | None = None
 
     def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
         began = time.perf_counter()
@@ -155,13 +160,11 @@ class MonitorBatches:
         kept.save(self.state_dir, batch_id)
         self._kept, self._kept_batch = kept, batch_id
         write_batch(self.out, LAG_TABLE, batch_id, table, now)
-        write_batch(
-            self.out,
-            GROUPS_TABLE,
-            batch_id,
-            group_rows(table, windows, members, now, kept.plans),
-            now,
-        )
+        group_table = group_rows(table, windows, members, now, kept.plans)
+        write_batch(self.out, GROUPS_TABLE, batch_id, group_table, now)
+        if self._history is None:
+            self._history = GroupsHistory(self.out)
+        write_live_report(self.out, self._history.add(batch_id, group_table), batch_id, now)
         return BatchSummary(
             batch_id=batch_id,
             time=now,

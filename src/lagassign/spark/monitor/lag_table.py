@@ -124,7 +124,7 @@ def lag_rows(
 def write_batch(out: Path, table_name: str, batch_id: int, table: pa.Table, time: datetime) -> Path:
     """Writes micro-batch ``batch_id``'s rows as its one file of the table ``table_name``
     (``lag``, ``groups``) under ``out``, partitioned by the date of ``time``."""
-    name = f"batch-{batch_id:012d}.parquet"
+    name = _file_name(batch_id)
     root = out / table_name
     for earlier in root.glob(f"date=*/{name}"):
         earlier.unlink()
@@ -135,3 +135,15 @@ def write_batch(out: Path, table_name: str, batch_id: int, table: pa.Table, time
     final = folder / name
     os.replace(tmp, final)
     return final
+
+
+def read_batch(out: Path, table_name: str, batch_id: int, schema: pa.Schema) -> pa.Table | None:
+    """Micro-batch ``batch_id``'s rows of the table ``table_name`` under ``out`` (whatever its
+    date); None when it wrote none."""
+    for path in (out / table_name).glob(f"date=*/{_file_name(batch_id)}"):
+        return pq.read_table(path, schema=schema)
+    return None
+
+
+def _file_name(batch_id: int) -> str:
+    return f"batch-{batch_id:012d}.parquet"
