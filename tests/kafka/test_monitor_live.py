@@ -5,6 +5,7 @@ line, and the process exits 0. The ``groups`` table: a healthy running group OK 
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -156,22 +157,34 @@ def test_a_restart_from_the_checkpoint_neither_repeats_nor_skips_a_batch(
     check_lag(out, kafka_bootstrap, topic, commits)
 
 
-def test_sigterm_finishes_the_batch_and_exits_0(
-    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+def sigterm_after_the_first_batch(
+    bootstrap: str,
+    committed: tuple[str, str, dict[tuple[str, int], int]],
+    out: Path,
+    whole_group: bool,
 ) -> None:
+    """``lagassign monitor`` (in a session of its own) sent SIGTERM once it printed its first
+    progress line, to itself or to its whole process group: it exits 0 having printed a
+    progress line per micro-batch, the lag table holds every commit, and its JVM (which it
+    started in a process group of its own) is gone after it."""
     topic, pattern, commits = committed
-    out = tmp_path / "out"
     proc = subprocess.Popen(
-        on_cluster(kafka_bootstrap, pattern, out, "--interval", "2"),
+        on_cluster(bootstrap, pattern, out, "--interval", "2"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()  # blocks until the first progress line
         assert first.startswith("batch 0:"), first
-        proc.send_signal(signal.SIGTERM)
+        (jvm,) = [pid for pid, name in children(proc.pid) if name == "java"]
+        groups = (os.getpgid(jvm), os.getpgid(proc.pid))
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
         rest, err = proc.communicate(timeout=FIRST_BATCH_S)
     finally:
         if proc.poll() is None:
@@ -179,7 +192,50 @@ def test_sigterm_finishes_the_batch_and_exits_0(
             proc.wait()
     assert proc.returncode == 0, err[-3000:]
     batch_lines(first + rest)
-    check_lag(out, kafka_bootstrap, topic, commits)
+    check_lag(out, bootstrap, topic, commits)
+    assert (out / "report.html").is_file()
+    wait_gone(jvm)
+    assert groups[0] != groups[1] == proc.pid  # the JVM: a process group of its own
+
+
+def children(pid: int) -> list[tuple[int, str]]:
+    """The processes whose parent is ``pid``: (pid, name)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # ended meanwhile
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if int(text[text.rindex(")") + 2 :].split()[1]) == pid:
+            found.append((int(stat.parent.name), name))
+    return found
+
+
+def wait_gone(pid: int) -> None:
+    """Waits (60 s at most) for ``pid`` to end: the JVM exits when the monitor's pipe to it
+    closes; kills it and fails if it does not."""
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if Path(f"/proc/{pid}").exists():
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"the monitor's JVM {pid} outlived it")
+
+
+def test_sigterm_finishes_the_batch_and_exits_0(
+    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+) -> None:
+    sigterm_after_the_first_batch(kafka_bootstrap, committed, tmp_path / "out", whole_group=False)
+
+
+def test_sigterm_to_the_whole_process_group_finishes_the_batch_and_exits_0(
+    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+) -> None:
+    """As a supervisor stops a service (systemd's default, ``kill -- -PGID``): the signal
+    reaches the monitor and not its JVM, which has a process group of its own, so the
+    micro-batch is finished and committed and the monitor exits 0."""
+    sigterm_after_the_first_batch(kafka_bootstrap, committed, tmp_path / "out", whole_group=True)
 
 
 def test_an_unreachable_cluster_is_exit_1_and_nothing_written(tmp_path: Path) -> None:

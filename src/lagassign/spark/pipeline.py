@@ -133,7 +133,12 @@ def _log4j2() -> Path:
     return path
 
 
-def start_session(options: PipelineOptions) -> SparkSession:
+def start_session(options: PipelineOptions, own_process_group: bool = False) -> SparkSession:
+    """A Spark session with :func:`session_settings`. ``own_process_group``: the JVM that
+    PySpark starts (none under spark-submit, or while one runs) gets a process group of its
+    own, so a signal to this process's group (a supervisor's SIGTERM, ``kill -- -PGID``)
+    reaches this process only, which decides when Spark stops; the JVM still ends when this
+    process does (PySpark's gateway exits when its standard input closes)."""
     settings = session_settings(options)
     if settings.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local mode: the Python workers run in this interpreter's environment (PySpark reads
@@ -144,9 +149,25 @@ def start_session(options: PipelineOptions) -> SparkSession:
         builder = builder.config(key, value)
     try:
         with _jvm_stderr_filtered():
+            if own_process_group:
+                _launch_own_group(settings)
             return builder.getOrCreate()
     except Exception as e:  # no Java, a bad master URL, a port in use
         raise PipelineError(f"cannot start Spark: {_one_line(e)}") from None
+
+
+def _launch_own_group(settings: dict[str, str]) -> None:
+    """Starts the JVM as the session's would be (the same settings), in a process group of its
+    own, and its SparkContext, which ``getOrCreate`` then takes. Nothing when a JVM runs
+    already or spark-submit started this process."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if _under_spark_submit() or SparkContext._gateway is not None:
+        return
+    conf = SparkConf().setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"process_group": 0})  # type: ignore[no-untyped-call]
+    SparkContext(conf=conf, gateway=gateway)
 
 
 #: lines the JVM writes on start-up to stderr itself, whatever log4j says: Java's warning for

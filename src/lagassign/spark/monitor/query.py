@@ -10,7 +10,8 @@
   offset order) to :meth:`MonitorBatches.run` on the driver, the commit state under
   ``CHECKPOINT/commits``; one progress line.
 * Stops after ``duration`` seconds, or on SIGINT/SIGTERM, between micro-batches: the running
-  one is finished and committed first.
+  one is finished and committed first. The JVM runs in a process group of its own, so a
+  signal to the monitor's whole process group does not end it mid-batch.
 """
 
 from __future__ import annotations
@@ -95,8 +96,11 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
         ("spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "true"),
         *options.conf,
     )
+    # the JVM in a process group of its own: a SIGTERM to the monitor's whole group (a
+    # supervisor's, kill -- -PGID) reaches this process only, which finishes the micro-batch
     spark = start_session(
-        PipelineOptions(out=options.out, master=options.master, conf=conf, quiet=True)
+        PipelineOptions(out=options.out, master=options.master, conf=conf, quiet=True),
+        own_process_group=True,
     )
     checkpoint = options.checkpoint_dir
     stop = _Stop()
