@@ -212,7 +212,7 @@ def test_every_status_in_its_colour_a_legend_and_the_recommendations(
         ),
         row("audit", "OK", 0, max_lag_seconds=0.0),
         row("search", "REWIND", 10, max_lag_seconds=None),
-        row("mail", "STALL", 700),
+        row("mail", "STALL", 700, catch_up_now_s=float("inf"), catch_up_balanced_s=90.0),
     ]
     earlier = [
         {**r, "time": T0 - timedelta(seconds=10), "total_lag": r["total_lag"] // 2} for r in rows
@@ -225,7 +225,7 @@ def test_every_status_in_its_colour_a_legend_and_the_recommendations(
     assert table_rows(page, "groups") == [
         ["search", "REWIND", "10", "–", "2", "–", "–", "–"],
         ["payments", "STOP", "5,000", "30 s", "–", "–", "–", "–"],
-        ["mail", "STALL", "700", "30 s", "2", "–", "–", "–"],
+        ["mail", "STALL", "700", "30 s", "2", "never", "90 s", "–"],
         [
             "billing",
             "WARN",
@@ -245,6 +245,9 @@ def test_every_status_in_its_colour_a_legend_and_the_recommendations(
     for status in STATUSES:
         for css in ("groups", "status-counts", "legend"):
             assert background(page, css, status) == rgb(STATUS_COLORS[status]), (css, status)
+    for css in ("groups", "legend"):  # never: red, as in the fleet report
+        never = page.locator(f"table.{css} td").get_by_text("never", exact=True)
+        assert never.evaluate("e => getComputedStyle(e).color") == rgb("#cc0000"), css
     assert table_rows(page, "recommendations") == [
         ["billing", "WARN", "10 min", "4 min", "balanced: catch-up 10 min → 4 min"]
     ]
@@ -278,3 +281,10 @@ def test_history_is_bounded_and_a_replay_forgets_later_batches(tmp_path: Path) -
     assert sorted(history.batches) == list(range(10 + 1))
     # 5-9 still held; 0-4 read back from the groups table under tmp_path, where there is none
     assert replayed == [[]] * 5 + [rows(b).to_pylist() for b in range(5, 11)]
+
+
+def test_no_recommendation_says_why() -> None:
+    unplanned = [row("a", "WARN", 10)]
+    assert "<b>None</b>: no group has a plan yet" in live_page([unplanned], 0, T0)
+    planned = [row("a", "WARN", 10, catch_up_now_s=60.0, catch_up_balanced_s=55.0)]
+    assert "<b>None</b>: no member is falling behind" in live_page([planned], 0, T0)

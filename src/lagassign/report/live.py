@@ -27,7 +27,7 @@ from typing import Any
 
 from lagassign.report.charts import LagPoint, figure_svg, lag_history_figure
 from lagassign.report.colors import STATUS_COLORS
-from lagassign.report.fleet import _STYLE, Cell, _table
+from lagassign.report.fleet import _STYLE, Cell, _catch_up, _table
 from lagassign.report.text import NEVER, UNKNOWN, duration
 from lagassign.status import Status
 
@@ -92,8 +92,8 @@ def _groups_table(rows: Sequence[GroupRow]) -> str:
             f"{r['total_lag']:,}",
             duration(r["max_lag_seconds"]),
             _count(r["members"]),
-            duration(r["catch_up_now_s"]),
-            duration(r["catch_up_balanced_s"]),
+            _catch_up(r["catch_up_now_s"]),
+            _catch_up(r["catch_up_balanced_s"]),
             r["recommendation"] or UNKNOWN,
         ]
         for r in _ranked(rows)
@@ -120,7 +120,11 @@ def _legend() -> str:
             "not known: the log-end samples cannot tell the lag in seconds yet, the "
             "coordinator could not count the members, or no plan has been made",
         ],
-        [NEVER, "the group's slowest member takes in at least what it can read"],
+        [
+            (NEVER, "behind"),
+            "the group's slowest member takes in at least what it can read: it falls behind "
+            "for good",
+        ],
     ]
     return _table(["legend", "what it means"], rows, "legend")
 
@@ -154,8 +158,8 @@ def _recommendations(rows: Sequence[GroupRow]) -> str:
                 [
                     r["group"],
                     _status_cell(r["status"]),
-                    duration(r["catch_up_now_s"]),
-                    duration(r["catch_up_balanced_s"]),
+                    _catch_up(r["catch_up_now_s"]),
+                    _catch_up(r["catch_up_balanced_s"]),
                     r["recommendation"],
                 ]
                 for r in recommended
