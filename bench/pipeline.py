@@ -29,7 +29,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +42,10 @@ from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
-from lagassign.spark.groups import Results, plan_rows
+from lagassign.spark.groups import plan_batches
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.pipeline import run
-from lagassign.spark.schema import TABLES
+from lagassign.spark.schema import RESULT_SCHEMA, TABLES
 from lagassign.strategies import create, names
 
 RESULTS = Path(__file__).parent / "results"
@@ -125,15 +124,8 @@ def make_fleet(folder: Path, groups: int, rows: int, files: int) -> tuple[int, i
 
 def plain_loop(folder: Path, out: Path, strategies: list[str]) -> dict[str, int]:
     """The pipeline's work in this process: read, check, plan every group, write the tables."""
-    by_group: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for path in sorted(folder.glob("*.parquet")):
-        for batch in read_snapshot(str(path)):
-            for row in batch.to_pylist():
-                by_group[row["group"]].append(row)
-    results = Results()
-    for rows in by_group.values():
-        plan_rows(rows, strategies, results)
-    table = results.table()
+    batches = [b for path in sorted(folder.glob("*.parquet")) for b in read_snapshot(str(path))]
+    table = pa.Table.from_batches(plan_batches(batches, strategies), schema=RESULT_SCHEMA)
     failed = pa.compute.is_valid(table.column("error"))
     if pa.compute.any(failed).as_py():
         raise RuntimeError(f"planning failed: {table.filter(failed).to_pylist()[0]}")

@@ -121,17 +121,8 @@ def _first_error(path: Path) -> str:
         rows = [r for batch in read_snapshot(str(path)) for r in batch.to_pylist()]
     except InputError as e:
         return str(e)
-    results = plan_rows(rows, ["lag"])
-    [error] = [
-        f"{place}: {message}"
-        for kind, place, message in zip(
-            results.columns["kind"],
-            results.columns["source"],
-            results.columns["error"],
-            strict=True,
-        )
-        if kind == "error"
-    ]
+    results = plan_rows(rows, ["lag"]).table().to_pylist()
+    [error] = [f"{r['source']}: {r['error']}" for r in results if r["kind"] == "error"]
     return error
 
 

@@ -12,7 +12,8 @@ how rows make a group.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -23,41 +24,74 @@ from lagassign.formats.snapshot_rows import Row, build_group, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
-from lagassign.spark.schema import RESULT_SCHEMA
+from lagassign.spark.schema import RESULT_SCHEMA, TABLES
+
+#: the columns each kind of result fills (the others are null): a table's columns, or an error's
+KIND_COLUMNS: dict[str, tuple[str, ...]] = {
+    **{kind: columns for kind, columns in TABLES.values()},
+    "input": ("source", "row", "error"),
+    "error": ("group", "source", "error"),
+    "failure": ("group", "source", "error"),
+}
 
 
 class Results:
-    """Result rows (:data:`~lagassign.spark.schema.RESULT_SCHEMA`) being collected."""
+    """Result rows (:data:`~lagassign.spark.schema.RESULT_SCHEMA`) being collected: a list per
+    column of each kind, filled a plan at a time (a group's rows become Arrow columns without a
+    Python object per row and column)."""
 
     def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {name: [] for name in RESULT_SCHEMA.names}
+        self.kinds: dict[str, dict[str, list[Any]]] = {}
+
+    def columns(self, kind: str) -> dict[str, list[Any]]:
+        """The columns of ``kind``'s rows, to append to (all of the same length)."""
+        found = self.kinds.get(kind)
+        if found is None:
+            found = self.kinds[kind] = {name: [] for name in KIND_COLUMNS[kind]}
+        return found
 
     def add(self, kind: str, **values: Any) -> None:
-        for name, column in self.columns.items():
-            column.append(kind if name == "kind" else values.get(name))
+        """One row of ``kind``: its columns' values (those not given are null)."""
+        for name, column in self.columns(kind).items():
+            column.append(values.get(name))
 
     def __len__(self) -> int:
-        return len(self.columns["kind"])
+        return sum(len(next(iter(cols.values()))) for cols in self.kinds.values())
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows collected, a batch per kind, each of the whole result schema."""
+        for kind, cols in self.kinds.items():
+            n = len(next(iter(cols.values())))
+            if not n:
+                continue
+            arrays = [
+                pa.array([kind] * n, pa.string())
+                if f.name == "kind"
+                else pa.array(cols[f.name], f.type)
+                if f.name in cols
+                else pa.nulls(n, f.type)
+                for f in RESULT_SCHEMA
+            ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=RESULT_SCHEMA)
 
     def table(self) -> pa.Table:
-        return pa.Table.from_pydict(self.columns, schema=RESULT_SCHEMA)
+        return pa.Table.from_batches(list(self.batches()), schema=RESULT_SCHEMA)
 
     def add_group(self, rows: Iterable[Row], gp: GroupPlans) -> None:
         """Every result of one group: its partitions' lag, and every plan (the current
         assignment first, as ``current``) with its members' load and the group metrics."""
-        group = gp.group
-        for row in rows:
-            topic, number = row.get("topic"), row.get("partition")
-            if topic is None or number is None:
-                continue
-            self.add(
-                "partition",
-                group=group.id,
-                topic=topic,
-                partition=number,
-                lag=gp.lags[TopicPartition(topic, number)],
-                member_id=row.get("member_id"),
-            )
+        group, lags = gp.group.id, gp.lags
+        owned = [
+            (row["topic"], row["partition"], row.get("member_id"))
+            for row in rows
+            if row.get("topic") is not None and row.get("partition") is not None
+        ]
+        cols = self.columns("partition")
+        cols["group"].extend(repeat(group, len(owned)))
+        cols["topic"].extend(topic for topic, _, _ in owned)
+        cols["partition"].extend(number for _, number, _ in owned)
+        cols["lag"].extend(lags[TopicPartition(topic, number)] for topic, number, _ in owned)
+        cols["member_id"].extend(member for _, _, member in owned)
         plans = ([gp.current] if gp.current else []) + list(gp.plans)
         for plan in plans:
             self.add_plan(gp, plan)
@@ -66,25 +100,22 @@ class Results:
 
     def add_plan(self, gp: GroupPlans, plan: Plan) -> None:
         group, metrics = gp.group.id, plan.metrics
+        cols = self.columns("plan")
+        assigned = 0
         for member_id, tps in plan.assignment.partitions.items():
-            for tp in tps:
-                self.add(
-                    "plan",
-                    group=group,
-                    strategy=plan.strategy,
-                    member_id=member_id,
-                    topic=tp.topic,
-                    partition=tp.partition,
-                )
-        for load in metrics.members:
-            self.add(
-                "member",
-                group=group,
-                strategy=plan.strategy,
-                member_id=load.member_id,
-                partitions=load.partitions,
-                lag=load.lag,
-            )
+            assigned += len(tps)
+            cols["member_id"].extend(repeat(member_id, len(tps)))
+            cols["topic"].extend(tp.topic for tp in tps)
+            cols["partition"].extend(tp.partition for tp in tps)
+        cols["group"].extend(repeat(group, assigned))
+        cols["strategy"].extend(repeat(plan.strategy, assigned))
+        cols = self.columns("member")
+        loads = metrics.members
+        cols["group"].extend(repeat(group, len(loads)))
+        cols["strategy"].extend(repeat(plan.strategy, len(loads)))
+        cols["member_id"].extend(load.member_id for load in loads)
+        cols["partitions"].extend(load.partitions for load in loads)
+        cols["lag"].extend(load.lag for load in loads)
         self.add_metrics("group", gp, plan)
 
     def add_metrics(self, kind: str, gp: GroupPlans, plan: Plan) -> None:
@@ -159,4 +190,41 @@ def plan_rows(
     return results
 
 
-__all__ = ["CURRENT", "Results", "plan_rows"]
+def _rows(batch: pa.RecordBatch) -> Iterator[Row]:
+    """The rows of ``batch`` as dictionaries of their non-null columns (a row's missing key
+    reads as null)."""
+    kept = [i for i, column in enumerate(batch.columns) if column.null_count < len(column)]
+    names = [batch.schema.names[i] for i in kept]
+    values = [batch.column(i).to_pylist() for i in kept]
+    return (dict(zip(names, row, strict=True)) for row in zip(*values, strict=True))
+
+
+#: results held before a batch of them goes out (plan_batches)
+FLUSH_ROWS = 100_000
+
+
+def plan_batches(
+    batches: Iterable[pa.RecordBatch], strategies: Sequence[str]
+) -> Iterator[pa.RecordBatch]:
+    """The results of every group whose rows are in ``batches`` (whole groups, in any order):
+    what a planning task of the pipeline does with its share of the groups. A source's error
+    row (``error`` set) becomes an ``input`` result, naming its file and row."""
+    by_group: dict[str, list[Row]] = {}
+    results = Results()
+    for batch in batches:
+        for row in _rows(batch):
+            if row.get("error") is not None:
+                results.add(
+                    "input", source=row.get("source"), row=row.get("row"), error=row["error"]
+                )
+            else:
+                by_group.setdefault(row["group"], []).append(row)
+    for rows in by_group.values():
+        plan_rows(rows, strategies, results)
+        if len(results) >= FLUSH_ROWS:
+            yield from results.batches()
+            results = Results()
+    yield from results.batches()
+
+
+__all__ = ["CURRENT", "Results", "plan_batches", "plan_rows"]

@@ -53,12 +53,14 @@ from lagassign.kafka.offsets import ClientConfigError, OffsetsError
 from lagassign.model import ModelError
 from lagassign.plan import CURRENT
 from lagassign.spark import sources
-from lagassign.spark.groups import plan_rows
+from lagassign.spark.groups import plan_batches
 from lagassign.spark.options import PipelineOptions, add_arguments, from_args
 from lagassign.spark.outputs import check_out, staging, write_summary
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES, ddl
 
 log = logging.getLogger("lagassign.pipeline")
+
+BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 EXIT_BAD_INPUT = 2
 EXIT_RUNTIME = 1
@@ -253,32 +255,44 @@ def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
     return sources.chosen(options).read(spark, options)
 
 
-def _planner(strategies: Sequence[str]) -> Callable[[pa.Table], pa.Table]:
+def _planner(strategies: Sequence[str]) -> BatchFunction:
     chosen = list(strategies)
 
-    def plan(table: pa.Table) -> pa.Table:
-        return plan_rows(table.to_pylist(), chosen).table()
+    def plan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return plan_batches(batches, chosen)
 
     return plan
 
 
-def plan_groups(rows: DataFrame, strategies: Sequence[str]) -> DataFrame:
-    """Results (:data:`RESULT_SCHEMA`) of every group of ``rows``: each group planned by the
-    core in one task."""
-    return rows.groupBy("group").applyInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
+def plan_groups(rows: DataFrame, strategies: Sequence[str], tasks: int) -> DataFrame:
+    """Results (:data:`RESULT_SCHEMA`) of every group of ``rows``: the rows shuffled by group
+    into ``tasks`` partitions, each planned by the core in one Python call (``mapInArrow``: a
+    task's groups in Arrow batches, no Spark overhead per group). A source's error rows become
+    ``input`` results."""
+    return rows.repartition(tasks, "group").mapInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
 
 
-def first_result_error(results: DataFrame) -> None:
+#: the kinds of results that stop the run, first reported first: a source's error (bad input
+#: as read, or a cluster that cannot be read), a group's bad input, a strategy that failed
+ERRORS = ("input", "error", "failure")
+
+
+def first_result_error(results: DataFrame, counts: dict[str, int]) -> None:
+    """Raises the first error of ``results`` (whose count of rows per kind is ``counts``):
+    sources' errors in file and row order, then groups' bad input, then failures."""
+    if not any(counts.get(kind) for kind in ERRORS):
+        return
+    rank = F.when(F.col("kind") == "input", 0).when(F.col("kind") == "error", 1).otherwise(2)
     bad = (
-        results.filter(F.col("kind").isin("error", "failure"))
+        results.filter(F.col("kind").isin(*ERRORS))
         .select("kind", "source", "error")
-        .orderBy("kind", "source")
+        .orderBy(rank, "source", "row")
         .limit(1)
         .collect()
     )
-    if not bad:
-        return
     kind, source, message = bad[0]
+    if kind == "input":
+        raise sources.source_error(source, message)
     if kind == "failure":
         raise PipelineError(f"{source}: {message}")
     raise InputError(source, message)
@@ -454,22 +468,23 @@ def _job(
     partitions = options.partitions or 4 * sc.defaultParallelism
     with _sql_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
         with clock.step("read", "reading the input"):
-            rows = read_inputs(spark, options).persist(StorageLevel.MEMORY_AND_DISK)
-            cached.append(rows)
-            sources.first_error(rows)
-            if rows.isEmpty():
+            # the inputs listed (files, a cluster's groups); the executors read them while they
+            # plan: the rows go from the sources to the planning tasks without being kept, and
+            # a source's bad row stops the run once that one pass is done
+            rows = read_inputs(spark, options)
+        message = f"planning every group with {len(strategies)} strategies"
+        with clock.step("plan", message):
+            sc.setJobDescription(message)
+            results = plan_groups(rows, strategies, partitions)
+            results = results.persist(StorageLevel.MEMORY_AND_DISK)
+            cached.append(results)
+            counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
+            first_result_error(results, counts)
+            if not counts:
                 raise InputError(
                     "input",
                     "no rows" + (" of a group --groups matches" if options.groups else ""),
                 )
-        message = f"planning every group with {len(strategies)} strategies"
-        with clock.step("plan", message):
-            sc.setJobDescription(message)
-            results = plan_groups(rows.filter(F.col("error").isNull()), strategies)
-            results = results.persist(StorageLevel.MEMORY_AND_DISK)
-            cached.append(results)
-            first_result_error(results)
-            counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
         with clock.step("write", "writing the tables"):
             written = {}
             for name in TABLES:

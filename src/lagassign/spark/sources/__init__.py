@@ -13,7 +13,7 @@ Files are listed on the driver and read on the executors (:mod:`.files`); a live
 groups are listed on the driver and read on the executors, each task with its own
 :class:`~lagassign.kafka.offsets.OffsetsReader` (:mod:`.live`). A source that fails gives an
 ``error`` row instead of raising on the executor, so that the driver can say what went wrong in
-one line (:func:`first_error`).
+one line (:func:`source_error`).
 
 Importing this package or a source's module does not import PySpark or pyarrow (``lagassign
 --help`` lists the flags); a reading function imports what it needs when it reads.
@@ -132,24 +132,12 @@ def chosen(options: PipelineOptions) -> Source:
     return next(s for s in by_precedence if s.given(options.source_options))
 
 
-def first_error(rows: DataFrame) -> None:
-    """Raises the first source error of ``rows`` (by file and row): :class:`InputError` for bad
-    input, :class:`OffsetsError` when the cluster could not be read."""
-    from pyspark.sql import functions as F
-
+def source_error(where: str, message: str) -> Exception:
+    """The exception of a source's error row: :class:`InputError` for bad input (``where``
+    names the file and row), :class:`OffsetsError` when the cluster could not be read."""
     from lagassign.formats.errors import InputError
     from lagassign.kafka.offsets import OffsetsError
 
-    bad = (
-        rows.filter(F.col("error").isNotNull())
-        .select("source", "row", "error")
-        .orderBy("source", "row")
-        .limit(1)
-        .collect()
-    )
-    if not bad:
-        return
-    where, _, message = bad[0]
     if where == CLUSTER:
-        raise OffsetsError(message)
-    raise InputError(where, message)
+        return OffsetsError(message)
+    return InputError(where, message)
