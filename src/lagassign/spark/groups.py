@@ -1,7 +1,8 @@
 """One group's snapshot rows -> the model group -> the core's plans -> result rows.
 
-Pure Python and pyarrow: the pipeline calls :func:`plan_rows` on its executors once per group
-(``groupBy("group").applyInArrow``), and the benchmark's plain loop calls it directly. Lag comes
+Pure Python and pyarrow: the pipeline calls :func:`plan_batches` on its executors once per task
+(``mapInArrow`` over rows shuffled by group), and :func:`plan_rows` for each group; the
+benchmark's plain loop calls them directly. Lag comes
 from :func:`lagassign.lag_rules.group_lags`, the plans and their metrics from
 :func:`lagassign.plan.plan_group` (each plan's predicted catch-up time among them): nothing
 here assigns a partition or computes a lag.

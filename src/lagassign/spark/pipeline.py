@@ -2,16 +2,17 @@
 
 ::
 
-    sources ──> snapshot rows ──groupBy(group).applyInArrow──> results ──> partitions, plans,
-    (files, dumps,  (one per group      (per group: model group,          members, groups
-     live cluster)   × partition)        core lag, every strategy,         (Parquet), report.html
+    sources ──> snapshot rows ──repartition(group).mapInArrow──> results ──> partitions, plans,
+    (files, dumps,  (one per group      (per group: model group,           members, groups
+     live cluster)   × partition)        core lag, every strategy,          (Parquet), report.html
                                          metrics; on the executors)
 
 1. **Read** (:mod:`lagassign.spark.sources`): the inputs become one DataFrame of snapshot rows,
    read on the executors (a task per file, or per share of a live cluster's groups). Bad input
-   stops the run here with one line naming the file, the row and the column.
-2. **Plan**: ``groupBy("group").applyInArrow`` hands each group's rows to
-   :func:`lagassign.spark.groups.plan_rows`, which builds the model group and calls the core's
+   stops the run once read and planned, with one line naming the file, the row and the column.
+2. **Plan**: the rows are shuffled by group, and ``mapInArrow`` hands each task's groups to
+   :func:`lagassign.spark.groups.plan_batches` (one Python call per task), which builds each
+   model group and calls the core's
    :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag_rules`, every strategy from the
    registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
    core's.
