@@ -53,6 +53,9 @@ _LIVE_STYLE = "".join(
     for name, color in STATUS_COLORS.items()
 ) + (
     ".legend td, .legend th { text-align: left; } .legend td:first-child { width: 6em; }\n"
+    "table.groups td:first-child, table.recommendations td:first-child { white-space: nowrap; }\n"
+    "table.groups td:last-child, table.recommendations td:last-child,\n"
+    "table.groups th:last-child, table.recommendations th:last-child { text-align: left; }\n"
     "svg { max-width: 100%; height: auto; }\n"
 )
 
