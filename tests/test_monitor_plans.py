@@ -93,6 +93,13 @@ def test_when_no_plan_keeps_up_it_says_so() -> None:
     )
 
 
+def test_a_partition_assigned_but_not_sampled_is_left_out() -> None:
+    """b is also assigned t-4, added to the topic after its log was read: planned as before."""
+    b = live("b", ("t", 2), ("t", 3), ("t", 4))
+    values = planned((600, 0, 0, 0), members={"g": (MEMBERS["g"][0], b)})  # type: ignore[index]
+    assert (values.catch_up_now_s, values.catch_up_balanced_s) == (1940.0, 1040.0)
+
+
 def test_without_members_or_a_description_the_plan_cannot_tell() -> None:
     for members in ({"g": ()}, {"g": None}, {}):
         assert planned((600, 0, 0, 0), members=members) == PlanValues()

@@ -21,8 +21,10 @@ from tests.kafka.test_offsets import MakeTopic, running_group, unique
 from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
 from tests.kafka.test_offsets import make_topic as make_topic  # fixture
 
-#: the range assignor gives one member partitions 0 and 1, the other 2 and 3
-COUNTS = [4000, 4000, 400, 400]
+#: the range assignor gives one member partitions 0 and 1, the other 2 and 3; the light
+#: partitions keep a backlog for 1,000 s of the test's commits (4 a second), far longer than
+#: the run
+COUNTS = [40_000, 40_000, 4_000, 4_000]
 #: seconds between the test's commits; each commit reads one more record of every partition
 COMMIT_EVERY_S = 0.25
 RUN_S = 300.0

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -189,12 +189,16 @@ def model_group(
     group: str, offsets: Mapping[TopicPartition, Offsets], members: Sequence[LiveMember]
 ) -> Group:
     """The core's group: the sampled partitions, the members owning what they are assigned
-    (:meth:`lagassign.kafka.offsets.GroupSnapshot.to_group`, as ``plan`` reads a live group)."""
+    (:meth:`lagassign.kafka.offsets.GroupSnapshot.to_group`, as ``plan`` reads a live group)
+    of those partitions (a partition added to a topic after its log was read is left out)."""
     partitions = tuple(
         PartitionState(tp.topic, tp.partition, o.begin, o.end, o.committed)
         for tp, o in sorted(offsets.items())
     )
-    return GroupSnapshot(group, "Unknown", tuple(members), partitions).to_group()
+    sampled = tuple(
+        replace(m, assigned=tuple(tp for tp in m.assigned if tp in offsets)) for m in members
+    )
+    return GroupSnapshot(group, "Unknown", sampled, partitions).to_group()
 
 
 def plan_values(
