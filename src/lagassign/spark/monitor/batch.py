@@ -70,7 +70,9 @@ class BatchSummary:
 
     batch_id: int
     time: datetime
+    #: records the micro-batch read
     records: int
+    #: the records decoded (the last of each key, when the query reduced them)
     counts: DecodeCounts
     groups: int
     partitions: int
@@ -128,7 +130,11 @@ class MonitorBatches:
     _kept_batch: int | None = None
     _history: GroupsHistory | None = None
 
-    def run(self, batch_id: int, records: Iterable[Record]) -> BatchSummary:
+    def run(
+        self, batch_id: int, records: Iterable[Record], read: int | None = None
+    ) -> BatchSummary:
+        """Micro-batch ``batch_id`` of ``records``, in log order; ``read``: how many records
+        the micro-batch read, when ``records`` are fewer (reduced to the last of each key)."""
         began = time.perf_counter()
         kept = self._kept_before(batch_id)
         state, samples, windows = kept.state, kept.samples, kept.windows
@@ -168,7 +174,7 @@ class MonitorBatches:
         return BatchSummary(
             batch_id=batch_id,
             time=now,
-            records=counts.total,
+            records=counts.total if read is None else read,
             counts=counts,
             groups=len(groups),
             partitions=table.num_rows,
@@ -198,9 +204,10 @@ def progress_line(summary: BatchSummary) -> str:
     """One line per micro-batch for the terminal."""
     c = summary.counts
     unknown = sum(c.unknown_versions.values())
+    reduced = f", {c.total} last per key" if c.total != summary.records else ""
     return (
         f"batch {summary.batch_id}: {summary.groups} groups, {summary.partitions} partitions, "
-        f"{summary.records} records ({c.commits} commits, {c.deleted} deleted, {c.other} other, "
-        f"{unknown} unknown, {c.undecodable} undecodable) in {summary.seconds:.2f} s, "
-        f"sampled {summary.time:%Y-%m-%dT%H:%M:%SZ}"
+        f"{summary.records} records{reduced} ({c.commits} commits, {c.deleted} deleted, "
+        f"{c.other} other, {unknown} unknown, {c.undecodable} undecodable) "
+        f"in {summary.seconds:.2f} s, sampled {summary.time:%Y-%m-%dT%H:%M:%SZ}"
     )

@@ -6,9 +6,9 @@
   (``CHECKPOINT/query``). Spark's default offset reader (the admin client's) sees no records
   in ``__consumer_offsets`` (found with Spark 4.2's Kafka source against Kafka 4.4); the
   consumer-based one (``spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true``) does.
-* Each micro-batch: its records in log order (one Spark partition per Kafka partition, in
-  offset order) to :meth:`MonitorBatches.run` on the driver, the commit state under
-  ``CHECKPOINT/commits``; one progress line.
+* Each micro-batch: its records reduced on the executors to the last of each key
+  (:func:`batch_records`), in log order, to :meth:`MonitorBatches.run` on the driver, the
+  commit state under ``CHECKPOINT/commits``; one progress line.
 * Stops after ``duration`` seconds, or on SIGINT/SIGTERM, between micro-batches: the running
   one is finished and committed first. The JVM runs in a process group of its own, so a
   signal to the monitor's whole process group does not end it mid-batch.
@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -38,6 +38,9 @@ from lagassign.spark.monitor.batch import (
 from lagassign.spark.monitor.options import MonitorOptions
 
 _POLL_S = 0.2
+#: ``spark.sql.shuffle.partitions`` unless ``--conf`` says otherwise: the tasks that reduce a
+#: micro-batch's records by key
+SHUFFLE_PARTITIONS = 8
 
 
 def source_options(options: MonitorOptions) -> dict[str, str]:
@@ -55,12 +58,35 @@ def source_options(options: MonitorOptions) -> dict[str, str]:
     return source
 
 
-def batch_records(frame: Any) -> Iterator[Record]:
-    for row in frame.select("key", "value").toLocalIterator():
-        yield (
-            None if row.key is None else bytes(row.key),
-            None if row.value is None else bytes(row.value),
-        )
+@dataclass(frozen=True)
+class BatchRecords:
+    """A micro-batch's records reduced to the last of each key, in log order, and how many
+    records the micro-batch read."""
+
+    records: list[Record]
+    read: int
+
+
+def batch_records(frame: Any) -> BatchRecords:
+    """The micro-batch's records of ``__consumer_offsets`` reduced on the executors to the last
+    record of each key, collected in one Spark job: a Spark aggregation by key (each key's
+    count, and its value at its highest offset) whose partial aggregates are computed before
+    the shuffle, so the driver receives one record per key and never the rest.
+
+    The last record of a key is the one the coordinator's state ends with: a key's records all
+    live in one partition of ``__consumer_offsets`` (the group's), in offset order. Sorted by
+    partition and offset, the kept records keep the log's order."""
+    from pyspark.sql import functions as F
+
+    last = frame.groupBy("key").agg(
+        F.count(F.lit(1)).alias("read"),
+        F.max("partition").alias("partition"),
+        F.max("offset").alias("offset"),
+        F.max_by("value", "offset").alias("value"),
+    )
+    table = last.toArrow().sort_by([("partition", "ascending"), ("offset", "ascending")])
+    keys, values = table.column("key").to_pylist(), table.column("value").to_pylist()
+    return BatchRecords(list(zip(keys, values, strict=True)), sum(table.column("read").to_pylist()))
 
 
 class _Stop:
@@ -94,6 +120,9 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
     conf = (
         ("spark.jars", jars),
         ("spark.sql.streaming.kafka.useDeprecatedOffsetFetching", "true"),
+        # the reduction by key shuffles a few records per key: Spark's 200 tasks for it were
+        # most of a micro-batch's time on a small machine
+        ("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS)),
         *options.conf,
     )
     # the JVM in a process group of its own: a SIGTERM to the monitor's whole group (a
@@ -117,7 +146,8 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
         )
 
         def each(frame: Any, batch_id: int) -> None:
-            summary = batches.run(batch_id, batch_records(frame))
+            reduced = batch_records(frame)
+            summary = batches.run(batch_id, reduced.records, read=reduced.read)
             print(progress_line(summary), flush=True)
 
         reader_stream = spark.readStream.format("kafka")

@@ -1,7 +1,8 @@
 """Each committed partition's window of recent commits, for the group status
 (:mod:`lagassign.status`).
 
-Every commit a micro-batch decodes is added, in log order, to its partition's window
+Every commit a micro-batch decodes (the query reduces its records to the last of each key, so
+one per partition) is added, in log order, to its partition's window
 (:func:`lagassign.status.add_commit`: at most :data:`lagassign.status.WINDOW` commits, those
 within a second of the newest replace it) as its offset, its commit time (the broker's commit
 timestamp) and the partition's lag at that time, by the core's lag rule against the log
