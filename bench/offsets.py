@@ -8,7 +8,9 @@ start and log end (ListOffsets) and the group's committed offsets (OffsetFetch).
 each reading the same partitions (checked: the same partition count and the same sum of every
 offset read):
 
-* ``lagassign``: ``OffsetsReader.offsets(group, topics)``, one reader kept for every read;
+* ``lagassign``: ``OffsetsReader.offsets(group, topics)``, one reader kept for every read (the
+  adapters' leader keeps one so); it reads through Kafka's protocol (lagassign.kafka.protocol)
+  and would fall back on librdkafka (which it does not here: the contenders' answers agree);
 * ``lagassign (new reader)``: ``lagassign.kafka.group.read_offsets``, a new reader per read, as
   the adapters' leader reads at a rebalance (connecting included);
 * ``kafka-python``: ``KafkaAdminClient`` (kept): ``describe_topics``, ``list_partition_offsets``
@@ -25,8 +27,10 @@ the Python ones (``time.process_time``: librdkafka's threads too).
     .venv/bin/python bench/offsets.py [--scales 1000,10000] [--rounds 20]
 
 Prints a table and writes bench/results/offsets.json and offsets.md. 50,000 partitions do not
-fit this machine's broker: every partition's log keeps a file open, and the hard limit on open
-files here is 20,000 (``--scales`` takes it where the limit allows).
+fit this machine's broker: every partition's log keeps a file open, the hard limit on open
+files here is 20,000 and the container does not let even root raise it (``ulimit -Hn``:
+operation not permitted); several brokers would need a multi-node KRaft set-up that
+scripts/kafka.sh does not have. ``--scales`` takes 50,000 where the limit allows.
 """
 
 from __future__ import annotations
@@ -320,7 +324,8 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
         )
         + f". Broker CPU {result['broker_cpu_s_during_measure']} s over the "
         f"{result['measure_s']} s measured. 50,000 partitions do not fit one broker here (hard "
-        f"limit of {result['open_files_limit']:,} open files; every partition's log holds one).",
+        f"limit of {result['open_files_limit']:,} open files, which the container does not let "
+        f"root raise; every partition's log holds one).",
     ]
     return table, "\n".join(lines) + "\n"
 

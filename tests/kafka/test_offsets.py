@@ -152,6 +152,16 @@ def expected_offsets(
     }
 
 
+def delete_records(admin: AdminClient, topic: str, before: Mapping[int, int]) -> None:
+    """Moves the log start of ``topic``'s partitions to the offsets ``before`` gives."""
+    deleted = admin.delete_records(
+        [KafkaTopicPartition(topic, p, o) for p, o in before.items()],
+        request_timeout=REQUEST_TIMEOUT_S,
+    )
+    for future in deleted.values():
+        future.result(timeout=REQUEST_TIMEOUT_S)
+
+
 # ------------------------------------------------------------------------------------------------
 # offsets
 
@@ -159,12 +169,7 @@ def expected_offsets(
 def test_offsets_are_exact(admin: AdminClient, kafka_bootstrap: str, make_topic: MakeTopic) -> None:
     hot, cold = make_topic(HOT), make_topic(COLD)
     # move the log start of two partitions: begin is the earliest offset, not 0
-    deleted = admin.delete_records(
-        [KafkaTopicPartition(hot, 0, 150), KafkaTopicPartition(hot, 5, 20)],
-        request_timeout=REQUEST_TIMEOUT_S,
-    )
-    for future in deleted.values():
-        future.result(timeout=REQUEST_TIMEOUT_S)
+    delete_records(admin, hot, {0: 150, 5: 20})
     group = unique("group")
     committed_hot = {0: 100, 2: 7, 3: 1, 5: 60}  # 0 is below the log start now
     commit(
@@ -512,3 +517,39 @@ def test_sampled_measures_rates_between_two_snapshots(
     assert group_lags(model) == {TopicPartition(hot, 0): 280, TopicPartition(hot, 1): 0}
     assert snap.partitions[0].committed == 120
     assert all(p.rate_in is None for p in unsampled.partitions())  # window 0: one read
+
+
+# ------------------------------------------------------------------------------------------------
+# the protocol path
+
+
+def test_the_protocol_path_reads_what_librdkafka_reads(
+    admin: AdminClient,
+    kafka_bootstrap: str,
+    make_topic: MakeTopic,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 15: the reader's requests through Kafka's protocol (lagassign.kafka.protocol)
+    answer every read, and answer exactly what the reads through librdkafka answer: log starts
+    moved by deleted records, committed offsets below the log start, partitions without one,
+    topics in the asked order, a second read on the kept connections alike."""
+    hot, cold = make_topic(HOT), make_topic(COLD)
+    delete_records(admin, hot, {1: 0, 5: 100})
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(hot, 0): 3, (hot, 5): 50, (cold, 0): 5})
+    config = {"bootstrap.servers": kafka_bootstrap}
+
+    with (
+        caplog.at_level(logging.DEBUG, logger="lagassign.kafka.offsets"),
+        OffsetsReader(config, timeout=READ_TIMEOUT_S) as wire,
+        OffsetsReader(config, timeout=READ_TIMEOUT_S, protocol=False) as librdkafka,
+    ):
+        answers = [wire.offsets(group, [cold, hot]), wire.offsets(group, [cold, hot])]
+        snapshot = wire.snapshot(group)
+        assert not [r for r in caplog.records if "through librdkafka" in r.getMessage()]
+        assert answers == [librdkafka.offsets(group, [cold, hot])] * 2
+        assert snapshot == librdkafka.snapshot(group)
+    assert answers[0] == expected_offsets(hot, HOT, {0: 3, 5: 50}, {5: 100}) | expected_offsets(
+        cold, COLD, {0: 5}, {}
+    )
+    assert [p.tp for p in snapshot.partitions] == sorted(answers[0], key=TopicPartition.sort_key)

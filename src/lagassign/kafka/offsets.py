@@ -7,8 +7,13 @@ a :class:`~lagassign.model.Group` whose partitions carry :class:`~lagassign.mode
 :mod:`lagassign.lag_rules` derives lag from them.
 
 Every read has one deadline (``timeout`` seconds from its start). How it is read is chosen for
-speed at thousands of partitions (docs/kafka.md, "How the offsets are read"): partitions from one
-metadata request; log start and log end through ``Consumer.offsets_for_times`` with Kafka's
+speed at thousands of partitions (docs/kafka.md, "How the offsets are read"). First through
+Kafka's protocol (:mod:`lagassign.kafka.protocol`): a Metadata request, per partition leader one
+ListOffsets request for the log start and one for the log end, one OffsetFetch of the group's
+committed offsets, all in flight together on connections the reader keeps. When that path
+cannot answer (a topic that does not exist, a leader moving, any error, settings it cannot
+mean exactly), through librdkafka: partitions from one metadata request; log start and log end
+through ``Consumer.offsets_for_times`` with Kafka's
 ``ListOffsets`` timestamps -2 (earliest) and -1 (latest), in chunks of :data:`CHUNK` partitions on
 a few threads (librdkafka looks up each partition of a list linearly, so one list of 10,000
 costs 100x a chunk); committed offsets through ``list_consumer_group_offsets``, chunked alike;
@@ -34,6 +39,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lagassign.java_ordering import java_order
+from lagassign.kafka.protocol import WireClient, WireUnavailable, wire_settings
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.rates import measure_rates
 
@@ -183,6 +189,7 @@ _STATE_NAMES = {
 }
 
 _THREAD_PREFIX = re.compile(r"^\[thrd:[^\]]*\]:\s*")
+_NO_RACKS: frozenset[str] = frozenset()
 
 #: partitions per ``offsets_for_times`` call: librdkafka finds each partition of a list by a
 #: linear search, so a call costs the square of its size; 250 keeps that below the round trip
@@ -204,6 +211,9 @@ _POLL_S = 0.02
 _CAUSE_POLLS = 10
 #: the reader's consumer never joins a group or commits; its group id is needed to create it
 _CONSUMER_GROUP = "lagassign-offsets-reader"
+#: share of a read's time left that the protocol path (lagassign.kafka.protocol) may take
+#: before the read goes through librdkafka instead
+WIRE_SHARE = 0.5
 
 
 class ClientLog:
@@ -260,12 +270,20 @@ class OffsetsReader:
     ``timeout`` bounds each read (:meth:`offsets`, :meth:`snapshot`) as a whole. The reader holds
     an ``AdminClient`` and, from the first offsets read, a ``Consumer`` that never joins a group
     (for ``offsets_for_times`` and metadata); keep one reader for many reads.
+
+    With ``protocol`` (the default) the partitions' offsets are asked first through Kafka's
+    protocol (:mod:`lagassign.kafka.protocol`: one request per broker and kind, on connections
+    the reader keeps), within :data:`WIRE_SHARE` of the time left; when that path cannot
+    answer, the read goes through librdkafka as above, which words its errors. The clients'
+    faults end either path at once.
     """
 
     _admin: AdminClient | None
     _client_log: ClientLog
 
-    def __init__(self, config: Mapping[str, str], timeout: float = 10.0) -> None:
+    def __init__(
+        self, config: Mapping[str, str], timeout: float = 10.0, *, protocol: bool = True
+    ) -> None:
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.timeout = float(timeout)
@@ -277,6 +295,9 @@ class OffsetsReader:
                 f"reading from Kafka needs confluent-kafka (pip install confluent-kafka): {e}"
             ) from None
         self._properties: dict[str, Any] = {"client.id": "lagassign", **config}
+        #: kafka-python settings of the protocol path, None where it cannot mean the same
+        self._wire_settings = wire_settings(self._properties) if protocol else None
+        self._wire: WireClient | None = None
         self._consumer: Consumer | None = None
         #: daemon threads still inside a consumer call (the consumer is closed only without)
         self._busy = 0
@@ -305,21 +326,38 @@ class OffsetsReader:
         deadline = self._start()
         admin = self._client()
         remaining = self._remaining(deadline)
+        wire = self._wire_client()
+        # every committed offset in one OffsetFetch, beside the description; librdkafka's
+        # list_consumer_group_offsets of a whole group searches its answer per partition
+        pending = wire.start_committed(group) if wire is not None else None
         calls = {
             "describe_consumer_groups": self._send(
                 "describe_consumer_groups",
                 lambda: admin.describe_consumer_groups([group], request_timeout=remaining),
             ),
-            "list_consumer_group_offsets": self._send(
-                "list_consumer_group_offsets",
-                lambda: admin.list_consumer_group_offsets(
-                    [ConsumerGroupTopicPartitions(group)], request_timeout=remaining
-                ),
-            ),
         }
         results = self._gather(calls, deadline)
         description = results["describe_consumer_groups"][group]
-        committed = self._committed(group, results["list_consumer_group_offsets"].values())
+        committed = None
+        if wire is not None and pending is not None:
+            try:
+                answer = wire.wait_committed(
+                    pending, self._wire_deadline(deadline), self._check_faults
+                )
+                committed = {TopicPartition(t, p): o for (t, p), o in answer.items()}
+            except WireUnavailable as unavailable:
+                self._wire_failed(unavailable)
+        if committed is None:
+            call = "list_consumer_group_offsets"
+            listed = self._send(
+                call,
+                lambda: admin.list_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group)],
+                    request_timeout=self._remaining(deadline),
+                ),
+            )
+            gathered = self._gather({call: listed}, deadline)[call]
+            committed = self._committed(group, gathered.values())
 
         members = tuple(
             sorted((live_member(m) for m in description.members), key=lambda m: m.member_id)
@@ -425,6 +463,7 @@ class OffsetsReader:
         consumer is closed unless a call that outlived its read still runs in it)."""
         self._admin = None
         self._drop_consumer()
+        self._drop_wire()
 
     def __enter__(self) -> OffsetsReader:
         return self
@@ -451,6 +490,9 @@ class OffsetsReader:
         rest."""
         if not topics:
             return []
+        fast = self._wire_rows(group, topics, committed, deadline)
+        if fast is not None:
+            return fast
         replicas, racks = self._metadata(topics, deadline)
         tps = [(topic, p) for topic in topics if topic in replicas for p in sorted(replicas[topic])]
         if not tps:
@@ -470,18 +512,60 @@ class OffsetsReader:
                 logs[spec][start : start + len(offsets)] = offsets
 
         begin, end = logs[EARLIEST], logs[LATEST]
-        none: frozenset[str] = frozenset()
         rows = []
         for (topic, p), b, e in zip(tps, begin, end, strict=True):
             tp = TopicPartition(topic, p)
-            if b < 0 or e < b:
-                raise OffsetsError(
-                    f"Kafka at {self.servers}: list_offsets gave log start {b} and log end {e} "
-                    f"for {tp}"
-                )
-            on = frozenset(racks[r] for r in replicas[topic][p] if r in racks) if racks else none
-            rows.append((tp, b, e, committed.get(tp), on))
+            rows.append(self._row(tp, b, e, committed.get(tp), replicas[topic][p], racks))
         return rows
+
+    def _row(
+        self,
+        tp: TopicPartition,
+        begin: int,
+        end: int,
+        committed: int | None,
+        replicas: Iterable[int],
+        racks: Mapping[int, str],
+    ) -> tuple[TopicPartition, int, int, int | None, frozenset[str]]:
+        if begin < 0 or end < begin:
+            raise OffsetsError(
+                f"Kafka at {self.servers}: list_offsets gave log start {begin} and log end "
+                f"{end} for {tp}"
+            )
+        on = frozenset(racks[r] for r in replicas if r in racks) if racks else _NO_RACKS
+        return (tp, begin, end, committed, on)
+
+    def _wire_rows(
+        self,
+        group: str,
+        topics: list[str],
+        committed: Mapping[TopicPartition, int] | None,
+        deadline: float,
+    ) -> list[tuple[TopicPartition, int, int, int | None, frozenset[str]]] | None:
+        """:meth:`_partition_rows` through Kafka's protocol (:mod:`lagassign.kafka.protocol`),
+        within :data:`WIRE_SHARE` of the time left; None when that path cannot answer (the
+        read then goes through librdkafka)."""
+        wire = self._wire_client()
+        if wire is None:
+            return None
+        try:
+            rows, racks = wire.read(
+                group, topics, committed is None, self._wire_deadline(deadline), self._check_faults
+            )
+        except WireUnavailable as unavailable:
+            self._wire_failed(unavailable)
+            return None
+        by_topic: dict[str, list[tuple[int, tuple[int, int, int | None, list[int]]]]] = {}
+        for (t, p), row in rows.items():
+            by_topic.setdefault(t, []).append((p, row))
+        out = []
+        for t in topics:  # in the order asked, partitions in number order
+            for p, (b, e, c, replicas) in sorted(by_topic.get(t, ())):
+                tp = TopicPartition(t, p)
+                if committed is not None:
+                    c = committed.get(tp)
+                out.append(self._row(tp, b, e, c, replicas, racks))
+        return out
 
     def _metadata(
         self, topics: list[str], deadline: float
@@ -660,6 +744,31 @@ class OffsetsReader:
             raise OffsetsError(f"Kafka at {self.servers}: the reader is closed")
         return self._admin
 
+    def _wire_client(self) -> WireClient | None:
+        """The protocol path's client, created on first use; None where it cannot be used."""
+        self._client()  # a closed reader says so
+        with self._lock:
+            if self._wire is None and self._wire_settings is not None:
+                try:
+                    self._wire = WireClient(self._wire_settings)
+                except (ImportError, AttributeError, TypeError, ValueError) as e:
+                    log.debug("the protocol path is not available: %s", e)
+                    self._wire_settings = None
+            return self._wire
+
+    def _wire_deadline(self, deadline: float) -> float:
+        now = time.monotonic()
+        return now + WIRE_SHARE * max(deadline - now, 0.0)
+
+    def _wire_failed(self, e: WireUnavailable) -> None:
+        log.debug("Kafka at %s: through librdkafka: %s", self.servers, e)
+
+    def _drop_wire(self) -> None:
+        with self._lock:
+            wire, self._wire = self._wire, None
+        if wire is not None:
+            wire.close()
+
     def _consumer_client(self) -> Consumer:
         """The reader's consumer, created on first use: it never subscribes, joins or
         commits; it reads metadata and offsets, and sees the log end as ``kafka-consumer-groups``
@@ -706,6 +815,7 @@ class OffsetsReader:
             },
         )
         self._drop_consumer()
+        self._drop_wire()
         #: no read has used these clients yet
         self._fresh = True
 
