@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lagassign.java_ordering import java_order
 from lagassign.kafka.settings import AssignorSettings, OffsetsFetch
@@ -44,6 +44,9 @@ from lagassign.model import (
 )
 from lagassign.plan import rebalance_round
 from lagassign.strategies import RebalanceProtocol, Strategy, create
+
+if TYPE_CHECKING:
+    from lagassign.kafka.offsets import OffsetsReader
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +135,46 @@ def read_offsets(
         return reader.offsets(group, topics)
 
 
+class KeptReader:
+    """The leader's offsets read through one :class:`OffsetsReader` kept from read to read, so
+    a rebalance reads on connections that are already open (librdkafka's, and those of the
+    protocol path to every partition leader and the group coordinator) with its requests
+    already built. The adapters' default ``fetch``.
+
+    One read at a time: a read that finds the reader still busy with one that outlived its
+    deadline reads through a new reader of its own (:func:`read_offsets`). A reader whose
+    timeout differs is replaced. A failed read keeps the reader (it starts its next read on
+    new clients after a fault)."""
+
+    def __init__(self, config: Mapping[str, str]) -> None:
+        self.config = dict(config)
+        self._reader: OffsetsReader | None = None
+        self._lock = threading.Lock()
+
+    def __call__(
+        self, group: str, topics: Sequence[str], timeout: float
+    ) -> Mapping[TopicPartition, Offsets]:
+        from lagassign.kafka.offsets import OffsetsReader
+
+        if not self._lock.acquire(blocking=False):
+            return read_offsets(self.config, group, topics, timeout)
+        try:
+            reader = self._reader
+            if reader is None or reader.timeout != timeout:
+                if reader is not None:
+                    reader.close()
+                reader = self._reader = OffsetsReader(self.config, timeout=timeout)
+            return reader.offsets(group, topics)
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+
 def fetch_within(
     fetch: OffsetsFetch, group: str, topics: Sequence[str], timeout: float
 ) -> Mapping[TopicPartition, Offsets]:
@@ -207,11 +250,7 @@ class GroupAssignor:
                     f"strategy {self.strategy.name!r} reads lag: offsets_config needs "
                     "bootstrap.servers"
                 )
-
-            def fetch(
-                group: str, topics: Sequence[str], timeout: float
-            ) -> Mapping[TopicPartition, Offsets]:
-                return read_offsets(config, group, topics, timeout)
+            fetch = KeptReader(config)
 
         self._fetch = fetch
         self._prefetched: _Prefetch | None = None
