@@ -124,6 +124,23 @@ def last_groups(out: Path) -> list[dict[str, Any]]:
     return [r for r in rows if r["time"] == last]
 
 
+def shows_the_last_batch(browser: Browser, out: Path) -> tuple[Page, list[dict[str, Any]]]:
+    """``out/report.html`` in Chromium asks for nothing but itself, and its status tables are
+    the ``groups`` table's last micro-batch under ``out``: every group, worst status first,
+    then by total lag, with its status and total lag, and how many groups have each status.
+    The page, open, and those rows."""
+    page, asked = open_page(browser, out / "report.html")
+    assert asked == [(out / "report.html").as_uri()]  # nothing else: no network, no file
+    final = last_groups(out)
+    ranked = sorted(final, key=lambda r: (-Status[r["status"]], -r["total_lag"], r["group"]))
+    assert [row[:3] for row in table_rows(page, "groups")] == [
+        [r["group"], r["status"], f"{r['total_lag']:,}"] for r in ranked
+    ]
+    counts = {status: n for status, n in table_rows(page, "status-counts")}
+    assert counts == {s: str(sum(r["status"] == s for r in final)) for s in STATUSES}
+    return page, final
+
+
 def test_the_page_shows_the_last_micro_batch_of_the_groups_table(
     tmp_path: Path, browser: Browser
 ) -> None:
@@ -131,9 +148,7 @@ def test_the_page_shows_the_last_micro_batch_of_the_groups_table(
     run_batches(out, tmp_path / "state", range(4))
     assert sorted(p.name for p in out.iterdir()) == ["groups", "lag", "report.html"]
 
-    page, asked = open_page(browser, out / "report.html")
-    assert asked == [(out / "report.html").as_uri()]  # nothing else: no network, no file
-    final = last_groups(out)
+    page, final = shows_the_last_batch(browser, out)
     # log end 160 at the last batch (15 s): ok 0, stall 120, stop 120
     assert {r["group"]: (r["status"], r["total_lag"]) for r in final} == {
         "ok": ("OK", 0),
@@ -142,16 +157,10 @@ def test_the_page_shows_the_last_micro_batch_of_the_groups_table(
     }
     shown = table_rows(page, "groups")
     assert [row[:3] for row in shown] == [
-        [r["group"], r["status"], f"{r['total_lag']:,}"]
-        for r in sorted(final, key=lambda r: (-Status[r["status"]], -r["total_lag"]))
-    ]
-    assert [row[:3] for row in shown] == [
         ["stop", "STOP", "120"],
         ["stall", "STALL", "120"],
         ["ok", "OK", "0"],
     ]
-    counts = {status: n for status, n in table_rows(page, "status-counts")}
-    assert counts == {s: str(sum(r["status"] == s for r in final)) for s in STATUSES}
     assert "micro-batch 3, sampled 2026-11-25 01:00:15 UTC; 3 groups" in page.inner_text("#sampled")
 
     chart = page.locator("svg").first

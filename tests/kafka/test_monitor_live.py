@@ -1,5 +1,5 @@
 """``lagassign monitor`` on the real broker and real Spark: known counts, known commits from a classic and a KIP-848 group; the command run in
-its own process: for ``--duration``, twice on one checkpoint, and stopped by SIGTERM. The last row of every
+its own process: for ``--duration``, twice on one checkpoint, and stopped by SIGTERM (to it and to its whole process group; its live report then read in Chromium). The last row of every
 partition in the ``lag`` table is log end − committed, every micro-batch printed one progress
 line, and the process exits 0. The ``groups`` table: a healthy running group OK with its member, stopped ones STOP. An unreachable cluster: exit 1, one line, nothing written."""
 
@@ -16,12 +16,15 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 from confluent_kafka import TopicPartition as KafkaTopicPartition
+from playwright.sync_api import Browser
 
 from tests.kafka.broker import admin_client, closed_port, end_offsets
 from tests.kafka.test_consumer_offsets_live import commit_classic, commit_kip848
 from tests.kafka.test_offsets import MakeTopic, running_group, unique
 from tests.kafka.test_offsets import admin as admin  # fixture used by make_topic
 from tests.kafka.test_offsets import make_topic as make_topic  # fixture
+from tests.test_monitor_report import browser as browser  # fixture
+from tests.test_monitor_report import shows_the_last_batch
 
 COUNTS = [30, 12, 7]
 CLASSIC = [(0, 10), (1, 12)]
@@ -158,6 +161,7 @@ def test_a_restart_from_the_checkpoint_neither_repeats_nor_skips_a_batch(
 
 
 def sigterm_after_the_first_batch(
+    browser: Browser,
     bootstrap: str,
     committed: tuple[str, str, dict[tuple[str, int], int]],
     out: Path,
@@ -165,8 +169,9 @@ def sigterm_after_the_first_batch(
 ) -> None:
     """``lagassign monitor`` (in a session of its own) sent SIGTERM once it printed its first
     progress line, to itself or to its whole process group: it exits 0 having printed a
-    progress line per micro-batch, the lag table holds every commit, and its JVM (which it
-    started in a process group of its own) is gone after it."""
+    progress line per micro-batch, the lag table holds every commit, the live report in
+    Chromium shows the groups table's last micro-batch, and its JVM (which it started in a
+    process group of its own) is gone after it."""
     topic, pattern, commits = committed
     proc = subprocess.Popen(
         on_cluster(bootstrap, pattern, out, "--interval", "2"),
@@ -193,7 +198,8 @@ def sigterm_after_the_first_batch(
     assert proc.returncode == 0, err[-3000:]
     batch_lines(first + rest)
     check_lag(out, bootstrap, topic, commits)
-    assert (out / "report.html").is_file()
+    page, _ = shows_the_last_batch(browser, out)
+    page.close()
     wait_gone(jvm)
     assert groups[0] != groups[1] == proc.pid  # the JVM: a process group of its own
 
@@ -224,18 +230,28 @@ def wait_gone(pid: int) -> None:
 
 
 def test_sigterm_finishes_the_batch_and_exits_0(
-    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+    browser: Browser,
+    kafka_bootstrap: str,
+    committed: tuple[str, str, dict[tuple[str, int], int]],
+    tmp_path: Path,
 ) -> None:
-    sigterm_after_the_first_batch(kafka_bootstrap, committed, tmp_path / "out", whole_group=False)
+    sigterm_after_the_first_batch(
+        browser, kafka_bootstrap, committed, tmp_path / "out", whole_group=False
+    )
 
 
 def test_sigterm_to_the_whole_process_group_finishes_the_batch_and_exits_0(
-    kafka_bootstrap: str, committed: tuple[str, str, dict[tuple[str, int], int]], tmp_path: Path
+    browser: Browser,
+    kafka_bootstrap: str,
+    committed: tuple[str, str, dict[tuple[str, int], int]],
+    tmp_path: Path,
 ) -> None:
     """As a supervisor stops a service (systemd's default, ``kill -- -PGID``): the signal
     reaches the monitor and not its JVM, which has a process group of its own, so the
     micro-batch is finished and committed and the monitor exits 0."""
-    sigterm_after_the_first_batch(kafka_bootstrap, committed, tmp_path / "out", whole_group=True)
+    sigterm_after_the_first_batch(
+        browser, kafka_bootstrap, committed, tmp_path / "out", whole_group=True
+    )
 
 
 def test_an_unreachable_cluster_is_exit_1_and_nothing_written(tmp_path: Path) -> None:
