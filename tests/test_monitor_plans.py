@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -115,6 +116,34 @@ def test_a_group_is_planned_every_period_and_forgotten_when_gone() -> None:
     assert plans.last["g"].time == 60.0 and plans.values("g").catch_up_now_s is not None
     plans.update(61.0, CommitState(), {}, MEMBERS, every_s=60)
     assert plans.last == {} and plans.values("g") == PlanValues()
+
+
+def test_plans_beyond_the_budget_wait_for_the_next_micro_batch_longest_waiting_first() -> None:
+    """Three groups due, a timer that says each look took 1 s and a budget of 1.5 s: one plan
+    per micro-batch, the group that waited longest first; a new group's first plan (its sample)
+    is made whatever the budget."""
+    ticks = iter(range(1000))
+
+    def timer() -> float:
+        return float(next(ticks))
+
+    state = CommitState()
+    state.apply([commit(g, "t", 0, 0) for g in ("x", "y", "z")])
+    logs = {TopicPartition("t", 0): Offsets(0, 100)}
+    plans = MonitorPlans()
+    plans.update(0.0, state, logs, {}, every_s=60)
+    plans.last["y"] = replace(plans.last["y"], time=-10.0)  # y waited longest
+    times = []
+    for now in (60.0, 61.0, 62.0):
+        if now == 61.0:
+            state.apply([commit("new", "t", 0, 0)])
+        plans.update(now, state, logs, {}, every_s=60, budget_s=1.5, timer=timer)
+        times.append({g: p.time for g, p in plans.last.items()})
+    assert times == [
+        {"x": 0.0, "y": 60.0, "z": 0.0},
+        {"x": 61.0, "y": 60.0, "z": 0.0, "new": 61.0},
+        {"x": 61.0, "y": 60.0, "z": 62.0, "new": 61.0},
+    ]
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    commit window (:mod:`.windows`), for the group status;
 5. the groups' members and their assignments, in one description of them all
    (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
-6. the groups whose plan is due planned (:mod:`.plans`, every ``plan_every_s``);
+6. the groups whose plan is due planned (:mod:`.plans`, every ``plan_every_s``, for at most
+   ``plan_budget_s``);
 7. the state, the samples, the windows and the plans saved for this id, then the ``lag`` rows
    (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
    Saving first means a crash between the two replays the batch from the state before it,
@@ -126,6 +127,8 @@ class MonitorBatches:
     plan_every_s: float = DEFAULT_PLAN_EVERY_MIN * 60
     #: recommend ``balanced`` when it cuts catch-up time by more than this fraction
     recommend_threshold: float = DEFAULT_RECOMMEND_THRESHOLD
+    #: seconds of a micro-batch its plans may take (None: every due plan is made)
+    plan_budget_s: float | None = None
     _kept: _Kept | None = None
     _kept_batch: int | None = None
     _history: GroupsHistory | None = None
@@ -161,7 +164,13 @@ class MonitorBatches:
         members = self.read_members(groups) if self.read_members and groups else {}
         table = lag_rows(state, logs, samples, now, partition_owners(members))
         kept.plans.update(
-            now.timestamp(), state, logs, members, self.plan_every_s, self.recommend_threshold
+            now.timestamp(),
+            state,
+            logs,
+            members,
+            self.plan_every_s,
+            self.recommend_threshold,
+            self.plan_budget_s,
         )
         kept.save(self.state_dir, batch_id)
         self._kept, self._kept_batch = kept, batch_id

@@ -32,8 +32,9 @@ groups from the same samples.
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -102,19 +103,27 @@ class MonitorPlans:
         members: Mapping[str, Sequence[LiveMember] | None],
         every_s: float,
         threshold: float = DEFAULT_RECOMMEND_THRESHOLD,
+        budget_s: float | None = None,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
-        """Plans every group whose plan is due at ``now`` (seconds); forgets the groups that no
-        longer have a committed partition whose log was read."""
+        """Plans the groups whose plan is due at ``now`` (seconds); forgets the groups that no
+        longer have a committed partition whose log was read.
+
+        A group's first plan (its sample only) is always made. With ``budget_s``, the other
+        due plans, the longest waiting first, are made until they have taken that many
+        seconds (by ``timer``); the groups left wait for the next micro-batch, first in line."""
         by_group = group_offsets(state, logs)
         self.last = {g: p for g, p in self.last.items() if g in by_group}
-        for group, offsets in sorted(by_group.items()):
-            previous = self.last.get(group)
-            if previous is not None and now - previous.time < every_s:
-                continue
-            values = (
-                PlanValues()
-                if previous is None
-                else plan_values(group, previous, now, offsets, members.get(group), threshold)
+        for group in sorted(by_group.keys() - self.last.keys()):
+            self.last[group] = LastPlan(now, by_group[group], PlanValues())
+        due = sorted((p.time, g) for g, p in self.last.items() if now - p.time >= every_s)
+        started = timer()
+        for _, group in due:
+            if budget_s is not None and timer() - started >= budget_s:
+                break
+            offsets = by_group[group]
+            values = plan_values(
+                group, self.last[group], now, offsets, members.get(group), threshold
             )
             self.last[group] = LastPlan(now, offsets, values)
 
@@ -149,14 +158,14 @@ class MonitorPlans:
         """The plans after micro-batch ``batch_id``; none before the first."""
         columns = kept.columns(folder, _STATE_FILE, batch_id, PLANS_SCHEMA)
         last = {}
-        for group, time, topics, parts, begins, ends, committed, now_s, bal_s, rec in zip(
+        for group, at, topics, parts, begins, ends, committed, now_s, bal_s, rec in zip(
             *columns, strict=True
         ):
             offsets = {
                 TopicPartition(t, p): Offsets(b, e, c)
                 for t, p, b, e, c in zip(topics, parts, begins, ends, committed, strict=True)
             }
-            last[group] = LastPlan(time, offsets, PlanValues(now_s, bal_s, rec))
+            last[group] = LastPlan(at, offsets, PlanValues(now_s, bal_s, rec))
         return cls(last)
 
 

@@ -41,6 +41,8 @@ _POLL_S = 0.2
 #: ``spark.sql.shuffle.partitions`` unless ``--conf`` says otherwise: the tasks that reduce a
 #: micro-batch's records by key
 SHUFFLE_PARTITIONS = 8
+#: the share of ``--interval`` a micro-batch's plans may take (:meth:`.plans.MonitorPlans.update`)
+PLAN_SHARE = 0.5
 
 
 def source_options(options: MonitorOptions) -> dict[str, str]:
@@ -143,6 +145,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
             read_members=GroupMembers(dict(options.client_config), options.timeout),
             plan_every_s=options.plan_every * 60,
             recommend_threshold=options.recommend_threshold,
+            plan_budget_s=options.interval * PLAN_SHARE,
         )
 
         def each(frame: Any, batch_id: int) -> None:
