@@ -101,6 +101,20 @@ def test_a_partition_assigned_but_not_sampled_is_left_out() -> None:
     assert (values.catch_up_now_s, values.catch_up_balanced_s) == (1940.0, 1040.0)
 
 
+def test_a_group_that_reads_nothing_falls_behind_at_0_a_second() -> None:
+    """Nothing read between the samples: no member is measured, each gets a share of the 0 the
+    group reads, and every member with backlog never catches up, under any plan."""
+    plans = MonitorPlans()
+    plans.update(0.0, *sample(ENDS, 0), MEMBERS, every_s=60)
+    plans.update(60.0, *sample(ENDS, 0), MEMBERS, every_s=60)
+    values = plans.values("g")
+    assert (values.catch_up_now_s, values.catch_up_balanced_s) == (math.inf, math.inf)
+    assert values.recommendation == (
+        "falling behind: a (takes in 0/s, reads 0/s), b (takes in 0/s, reads 0/s); "
+        "balanced cannot keep up either: add consumers"
+    )
+
+
 def test_without_members_or_a_description_the_plan_cannot_tell() -> None:
     for members in ({"g": ()}, {"g": None}, {}):
         assert planned((600, 0, 0, 0), members=members) == PlanValues()

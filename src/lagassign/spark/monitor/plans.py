@@ -25,8 +25,9 @@ read in this micro-batch; everything else is the core's:
    than the threshold (``--recommend-threshold``, 20%), by how much; else None.
 
 Between plans a group's rows carry its last plan's values. Kept per micro-batch like the commit
-state (``DIR/plans-<id>.parquet``, :mod:`.kept`), so a replayed micro-batch plans the same
-groups from the same samples.
+state (``DIR/plans-<id>.parquet``, :mod:`.kept`), so a replayed micro-batch plans from the
+same samples (under a time budget, :meth:`MonitorPlans.update`, it may get through more or
+fewer of the due groups).
 """
 
 from __future__ import annotations
