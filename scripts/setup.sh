@@ -16,3 +16,5 @@ if ! command -v chromium >/dev/null 2>&1; then
   "${as_root[@]}" apt-get update -qq
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# Hadoop's S3A connector for s3a:// URLs (the pipeline, its tests' local S3 server)
+bash scripts/spark-s3.sh
