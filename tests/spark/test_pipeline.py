@@ -12,8 +12,6 @@ import csv
 import json
 import math
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from lagassign.spark.outputs import staging
 from lagassign.spark.pipeline import run
 from lagassign.spark.sources.sample import sample_fleet
 from lagassign.strategies import names
+from tests.spark.cli import error_lines, run_pipeline
 
 SEED002 = Path(str(cli.sample_describe_file()))
 #: a subset of the sample fleet: a few groups of every family, and seed 002's two groups
@@ -699,30 +698,9 @@ def test_out_is_never_a_folder_of_something_else(tmp_path: Path) -> None:
 def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = _write(tmp_path / "bad.csv", HEADER + "g,t,0,0,10,-1,m,c,h\n")
     out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lagassign.cli",
-            "pipeline",
-            "--input",
-            bad,
-            "--out",
-            str(out),
-            "--master",
-            "local[2]",
-            "--conf",
-            "spark.ui.enabled=false",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_pipeline("--input", bad, "--out", str(out))
     assert done.returncode == 2, done.stderr
-    errors = [line for line in done.stderr.splitlines() if line.startswith("lagassign:")]
-    assert errors == [f"lagassign: error: {bad}:2: committed: must not be negative, got -1"]
+    assert error_lines(done.stderr) == [f"lagassign: error: {bad}:2: committed: must not be negative, got -1"]
     assert "Traceback" not in done.stderr
     assert not out.exists()
 

@@ -22,9 +22,10 @@ text without control characters, and every number within :mod:`lagassign.formats
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from lagassign.formats.errors import InputError, read_text
 from lagassign.formats.limits import (
@@ -59,10 +60,13 @@ class _GroupRows:
 
 
 def load_describe(
-    path: str | Path, auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET
+    path: str | Path,
+    auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET,
+    opener: Callable[[str], IO[bytes]] | None = None,
 ) -> list[Group]:
-    """Read a ``--describe`` dump. Raises :class:`InputError` naming the file and line."""
-    text = read_text(path)
+    """Read a ``--describe`` dump (``opener`` opens it as bytes; default: a local file).
+    Raises :class:`InputError` naming the file and line."""
+    text = read_text(path, opener)
     groups = parse_describe(text.split("\n"), str(path), auto_offset_reset)
     if not groups:
         raise InputError(str(path), "the input holds no group")

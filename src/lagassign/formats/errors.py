@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from lagassign.formats.limits import one_line
 
@@ -18,11 +21,18 @@ class InputError(ValueError):
         self.message = message
 
 
-def read_text(path: str | Path) -> str:
+def _open_local(path: str) -> IO[bytes]:
+    return open(path, "rb")
+
+
+def read_text(path: str | Path, opener: Callable[[str], IO[bytes]] | None = None) -> str:
     """A text file's contents (UTF-8, without a byte-order mark, line ends as they are); an
-    unreadable file is an :class:`InputError`."""
+    unreadable file is an :class:`InputError`. ``opener`` opens it as bytes (default: a local
+    file)."""
     try:
-        with open(path, encoding="utf-8-sig", newline="") as file:
+        with io.TextIOWrapper(
+            (opener or _open_local)(str(path)), encoding="utf-8-sig", newline=""
+        ) as file:
             return file.read()
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(str(path), f"cannot read: {getattr(e, 'strerror', None) or e}") from None

@@ -474,9 +474,12 @@ def read_snapshot(
 
 
 def read_describe(
-    path: str, auto_offset_reset: str = "latest", groups: re.Pattern[str] | None = None
+    path: str,
+    auto_offset_reset: str = "latest",
+    groups: re.Pattern[str] | None = None,
+    opener: Opener = open_local,
 ) -> Iterator[pa.RecordBatch]:
     """The rows of a ``kafka-consumer-groups --describe`` dump (lagassign.formats.describe)."""
-    for group in load_describe(path, auto_offset_reset):
+    for group in load_describe(path, auto_offset_reset, opener):
         if groups is None or groups.fullmatch(group.id):
             yield rows_batch(group_rows(group, path))

@@ -17,6 +17,7 @@ from typing import Any
 from lagassign.arguments import auto_offset_reset, positive_int, strategy_list
 from lagassign.formats.errors import InputError
 from lagassign.spark import sources
+from lagassign.spark.storage import is_url
 from lagassign.strategies import names
 
 
@@ -29,7 +30,8 @@ class PipelineOptions:
     (``options.bootstrap_server``), kept in :attr:`source_options`.
     """
 
-    out: Path
+    #: a local path, or a URL Spark takes (lagassign.spark.storage)
+    out: Path | str
     #: only groups whose whole id matches this regular expression
     groups: str | None = None
     #: for sources that take it (describe dumps, live groups): the groups' auto.offset.reset
@@ -51,7 +53,7 @@ class PipelineOptions:
     #: every source's options by name, those not given at their defaults
     source_options: Mapping[str, Any] = field(default_factory=dict)
 
-    def __init__(self, out: Path, **given: Any) -> None:
+    def __init__(self, out: Path | str, **given: Any) -> None:
         own = {f.name: f for f in fields(self) if f.name not in ("out", "source_options")}
         defaults = sources.option_defaults()
         unknown = [k for k in given if k not in own and k not in defaults]
@@ -100,7 +102,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="A,B,...",
         help="strategies to plan with (default: all)",
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder: a path, or a URL Spark takes (s3a://, hdfs://, abfss://, file://)",
+    )
     add_spark_arguments(parser)
     parser.add_argument(
         "--partitions",
@@ -157,7 +164,7 @@ def from_args(args: argparse.Namespace) -> PipelineOptions:
             raise InputError("--groups", f"not a regular expression: {e}") from None
     strategies = None if args.strategies is None else tuple(strategy_list(args.strategies))
     return PipelineOptions(
-        out=Path(args.out),
+        out=args.out if is_url(args.out) else Path(args.out),
         groups=args.groups,
         auto_offset_reset=args.auto_offset_reset,
         strategies=strategies,

@@ -56,8 +56,9 @@ from lagassign.plan import CURRENT
 from lagassign.spark import sources
 from lagassign.spark.groups import plan_batches
 from lagassign.spark.options import PipelineOptions, add_arguments, from_args
-from lagassign.spark.outputs import check_out, staging, write_summary
+from lagassign.spark.outputs import Output, check_out, staging, write_summary
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES, ddl
+from lagassign.spark.storage import StorageError, is_url
 
 log = logging.getLogger("lagassign.pipeline")
 
@@ -75,13 +76,14 @@ class PipelineError(Exception):
 
 @dataclass
 class PipelineResult:
-    out: Path
+    #: a local path, or the URL --out gave
+    out: Path | str
     groups: int
     partitions: int
     total_lag: int
     strategies: list[str]
     tables: dict[str, int]
-    report: Path | None
+    report: Path | str | None
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -111,8 +113,31 @@ def session_settings(options: PipelineOptions) -> dict[str, str]:
         # Spark's start-up chatter (log4j's default profile, host name warnings) off; errors
         # reach the user as one line (see run); --conf spark.log.level=WARN brings logs back
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2()}"
+        s3 = _s3_class_path(options, settings["spark.master"])
+        if s3:
+            settings["spark.driver.extraClassPath"] = s3
     settings.update(dict(options.conf))
     return settings
+
+
+def _s3_class_path(options: PipelineOptions, master: str) -> str | None:
+    """For a local Spark reading or writing ``s3a://`` URLs: the S3A connector's jars that
+    scripts/spark-s3.sh fetched, for the driver's class path (the executors of a local master
+    share its JVM; on a cluster, Spark's distribution or ``--conf spark.jars`` brings them).
+    None when no URL is an s3a:// one, or the jars were not fetched (Hadoop then says that it
+    knows no file system for the scheme, and :func:`lagassign.spark.storage.java_error` how
+    to fetch it)."""
+    from lagassign.spark.jars import JarsMissing
+    from lagassign.spark.s3_jars import s3_jars
+
+    values = [str(options.out), *(str(v) for v in options.source_options.values())]
+    values += [str(p) for v in options.source_options.values() if isinstance(v, tuple) for p in v]
+    if not master.startswith("local") or not any(v.startswith("s3a://") for v in values):
+        return None
+    try:
+        return os.pathsep.join(str(j) for j in s3_jars())
+    except JarsMissing:
+        return None
 
 
 _LOG4J2 = """\
@@ -398,18 +423,29 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
     included) removes its staging folder.
     """
     strategies = options.strategy_names()
-    check_out(options.out)  # before starting Spark: a wrong --out is a quick error
+    url = is_url(options.out)
+    if not url:
+        check_out(Path(options.out))  # before starting Spark: a wrong --out is a quick error
     own = spark is None
     clock = _Clock()
     cached: list[DataFrame] = []
     try:
-        # the staging folder before Spark: an --out that cannot be written is a quick error
-        with staging(options.out) as folder:
+        if url and spark is None:  # Hadoop's file systems are in Spark's JVM
+            with clock.step("start", "starting Spark"):
+                spark = start_session(options)
+        # a local staging folder before Spark: an --out that cannot be written is a quick error
+        with staging(options.out, spark) as folder:
             if spark is None:
                 with clock.step("start", "starting Spark"):
                     spark = start_session(options)
             done = _job(spark, options, strategies, folder, clock, cached)
-        out = options.out.expanduser().absolute()
+        out: Path | str
+        if url:
+            out = str(options.out).rstrip("/")
+            report: Path | str | None = f"{out}/{done.report.name}" if done.report else None
+        else:
+            out = Path(options.out).expanduser().absolute()
+            report = out / done.report.name if done.report else None
         result = PipelineResult(
             out=out,
             groups=done.groups,
@@ -417,13 +453,15 @@ def run(options: PipelineOptions, spark: SparkSession | None = None) -> Pipeline
             total_lag=done.total_lag,
             strategies=strategies,
             tables=done.tables,
-            report=out / done.report.name if done.report else None,
+            report=report,
             seconds=clock.seconds,
         )
         log.info("%d groups, %d partitions: written to %s", done.groups, done.partitions, out)
         return result
     except (InputError, OffsetsError, PipelineError, ModelError):
         raise
+    except StorageError as e:  # --out's commit, at a URL
+        raise PipelineError(str(e)) from None
     except PySparkException as e:
         raise PipelineError(f"Spark failed: {_one_line(e)}") from None
     except OSError as e:  # the disk is full, a folder was removed under the run
@@ -458,7 +496,7 @@ def _job(
     spark: SparkSession,
     options: PipelineOptions,
     strategies: list[str],
-    folder: Path,
+    folder: Output,
     clock: _Clock,
     cached: list[DataFrame],
 ) -> _Done:
@@ -490,7 +528,7 @@ def _job(
             written = {}
             for name in TABLES:
                 sc.setJobDescription(f"writing {name}")
-                table(results, name).write.parquet(str(folder / name))
+                table(results, name).write.parquet(folder.table(name))
                 written[name] = counts.get(TABLES[name][0], 0)
         totals = (
             table(results, "groups")
@@ -503,9 +541,9 @@ def _job(
         report_path = None
         if options.report:
             with clock.step("report", "writing the report"):
-                report_path = _report(results, folder, options, strategies, spark, clock)
+                report_path = _report(results, folder.local, options, strategies, spark, clock)
         write_summary(
-            folder,
+            folder.local,
             {
                 "version": __version__,
                 "created": datetime.now(UTC).isoformat(timespec="seconds"),
