@@ -23,7 +23,12 @@ from lagassign.kafka.offsets import LiveMember
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.batch import MonitorBatches
 from lagassign.spark.monitor.commits import CommitState
-from lagassign.spark.monitor.plans import MonitorPlans, PlanValues, catch_up_cut
+from lagassign.spark.monitor.plans import (
+    MonitorPlans,
+    PlanValues,
+    catch_up_cut,
+    group_offsets,
+)
 from tests.test_consumer_offsets import key, value
 from tests.test_monitor_batch import Clock, commit, live
 
@@ -113,6 +118,21 @@ def test_a_group_that_reads_nothing_falls_behind_at_0_a_second() -> None:
         "falling behind: a (takes in 0/s, reads 0/s), b (takes in 0/s, reads 0/s); "
         "balanced cannot keep up either: add consumers"
     )
+
+
+def test_a_negative_committed_offset_counts_as_none() -> None:
+    """A client committed -1 to t-3: the sample has no committed offset there (the model
+    rejects negative offsets), so t-3 has no consume rate and b, owning it, is not measured:
+    it is assumed to read like a, 20 a second."""
+    plans = MonitorPlans()
+    state, logs = sample(ENDS, 0)
+    state.apply([commit("g", "t", 3, -1)])
+    assert group_offsets(state, logs)["g"][TopicPartition("t", 3)] == Offsets(0, 1_000)
+    plans.update(0.0, state, logs, MEMBERS, every_s=60)
+    state, logs = sample((10_600, *ENDS[1:]), 600)
+    state.apply([commit("g", "t", 3, -1)])
+    plans.update(60.0, state, logs, MEMBERS, every_s=60)
+    assert plans.values("g").catch_up_now_s == 1940.0
 
 
 def test_without_members_or_a_description_the_plan_cannot_tell() -> None:

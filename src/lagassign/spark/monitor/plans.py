@@ -174,7 +174,7 @@ def group_offsets(
     state: CommitState, logs: Mapping[TopicPartition, Offsets]
 ) -> dict[str, dict[TopicPartition, Offsets]]:
     """Each group's sample: every partition of the topics it has committed whose log was read,
-    with the group's committed offset (None where it has none)."""
+    with the group's committed offset (None where it has none, or a negative one)."""
     topics: dict[str, set[str]] = defaultdict(set)
     for group, topic, _ in state.commits:
         topics[group].add(topic)
@@ -187,9 +187,9 @@ def group_offsets(
         for topic in names:
             for tp, log in by_topic.get(topic, ()):
                 committed = state.commits.get((group, tp.topic, tp.partition))
-                offsets[tp] = Offsets(
-                    log.begin, log.end, None if committed is None else committed.offset
-                )
+                # a client may commit a negative offset (-1); no position, as if none
+                valid = committed is not None and committed.offset >= 0
+                offsets[tp] = Offsets(log.begin, log.end, committed.offset if valid else None)
         if offsets:
             sampled[group] = offsets
     return sampled
