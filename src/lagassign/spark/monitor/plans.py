@@ -186,10 +186,10 @@ def group_offsets(
         offsets = {}
         for topic in names:
             for tp, log in by_topic.get(topic, ()):
-                committed = state.commits.get((group, tp.topic, tp.partition))
+                commit = state.commits.get((group, tp.topic, tp.partition))
                 # a client may commit a negative offset (-1); no position, as if none
-                valid = committed is not None and committed.offset >= 0
-                offsets[tp] = Offsets(log.begin, log.end, committed.offset if valid else None)
+                committed = commit.offset if commit is not None and commit.offset >= 0 else None
+                offsets[tp] = Offsets(log.begin, log.end, committed)
         if offsets:
             sampled[group] = offsets
     return sampled
