@@ -4,7 +4,9 @@ API server (moto's, started here on a free port of 127.0.0.1) through Hadoop's S
 
 A run from S3 to S3 writes the same tables, summary and report files as the same run from and
 to local paths; a bad row of a file at S3 is named by its s3a:// URL, row and column, exit 2; a
-run that fails leaves nothing at its ``--out`` URL, nor its staging folder beside it.
+run that fails leaves nothing at its ``--out`` URL, nor its staging folder beside it. At a
+``file://`` URL (Hadoop's local file system, no S3 needed): the commit replaces a previous
+output, a failure before it leaves that output as it was, and folders list as local ones do.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from pyspark.sql import SparkSession
 from lagassign.formats.errors import InputError
 from lagassign.spark import pipeline
 from lagassign.spark.options import PipelineOptions
+from lagassign.spark.outputs import staging, write_summary
 from lagassign.spark.pipeline import PipelineError, run
 from lagassign.spark.schema import TABLES
+from lagassign.spark.sources.files import list_files
 from lagassign.spark.sources.sample import sample_fleet
-from lagassign.spark.storage import StorageError, hidden, is_url, parent_and_name
+from lagassign.spark.storage import HadoopFiles, StorageError, hidden, is_url, parent_and_name
 from tests.spark.cli import error_lines, run_pipeline
 
 BUCKET = "fleet"
@@ -257,3 +261,66 @@ def test_urls_and_their_names() -> None:
         "a.csv"
     ]
     assert str(StorageError("s3a://b/k", "cannot read: X")) == "s3a://b/k: cannot read: X"
+
+
+def _previous_output(folder: Path) -> None:
+    (folder / "groups").mkdir(parents=True)
+    (folder / "groups" / "part-0.parquet").write_bytes(b"old")
+    (folder / "summary.json").write_text(json.dumps({"tool": "lagassign pipeline", "run": 1}))
+
+
+def test_the_commit_at_a_file_url_replaces_a_previous_output(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The commit at a URL without a pipeline run: file:// through Hadoop's local file system
+    (Spark's writers are stood in for by a put into the staging folder)."""
+    out = tmp_path / "out"
+    _previous_output(out)
+    files = HadoopFiles(spark)
+    with staging(f"file://{out}", spark) as output:
+        files.put(_write(tmp_path / "part", b"new"), output.table("groups") + "/part-1.parquet")
+        _write(output.local / "report.html", b"<html>")
+        write_summary(output.local, {"run": 2})
+    # (Hadoop's local file system writes a .crc beside each file)
+    written = [p for p in out.rglob("*") if p.is_file() and not hidden(p.name)]
+    assert sorted(p.relative_to(out).as_posix() for p in written) == [
+        "groups/part-1.parquet",
+        "report.html",
+        "summary.json",
+    ]
+    assert json.loads((out / "summary.json").read_text())["run"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "part"]  # no staging left
+
+
+def test_a_failed_block_at_a_file_url_leaves_the_previous_output(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    _previous_output(out)
+    with pytest.raises(RuntimeError, match="planning failed"), staging(f"file://{out}", spark) as o:
+        HadoopFiles(spark).put(_write(tmp_path / "part", b"new"), o.table("groups") + "/p.parquet")
+        raise RuntimeError("planning failed")
+    assert (out / "groups" / "part-0.parquet").read_bytes() == b"old"
+    assert json.loads((out / "summary.json").read_text())["run"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "part"]  # no staging left
+
+
+def test_folders_at_a_url_are_listed_as_local_ones(spark: SparkSession, tmp_path: Path) -> None:
+    for name in ("a.jsonl", "sub/b.csv", "_SUCCESS", ".hidden/c.jsonl", "_tmp/d.csv", "e.crc"):
+        _write(tmp_path / "in" / name, b"")
+    files = HadoopFiles(spark)
+    url = f"file://{tmp_path}/in"
+    assert files.kind(url) == "folder" and files.kind(f"{url}/a.jsonl") == "file"
+    assert files.kind(f"{url}/nothing") is None
+    assert files.files(url) == [f"file:{tmp_path}/in/a.jsonl", f"file:{tmp_path}/in/sub/b.csv"]
+    assert list_files([url], snapshots=True, files=files) == files.files(url)
+    assert list_files([str(tmp_path / "in")], snapshots=True) == [
+        str(tmp_path / "in" / "a.jsonl"),
+        str(tmp_path / "in" / "sub" / "b.csv"),
+    ]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
