@@ -20,7 +20,7 @@ if TYPE_CHECKING:
             nargs="+",
             metavar="PATH",
             default=(),
-            help="kafka-consumer-groups --describe dumps, or folders of them",
+            help="kafka-consumer-groups --describe dumps, or folders of them (paths or URLs)",
         ),
     ),
     described=lambda o: {"describe": list(o.describe), "groups": o.groups},

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
             metavar="PATH",
             default=(),
             help=f"snapshot files or folders of them: {snapshot_formats.shown_suffixes()} (one row "
-            "per group × partition; see docs/pipeline.md)",
+            "per group × partition; see docs/pipeline.md); paths or URLs Spark takes (s3a://, "
+            "hdfs://, abfss://, file://)",
         ),
         flag(
             "--format",
