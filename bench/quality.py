@@ -14,7 +14,11 @@ Two objectives, each against HiGHS (lagassign.optimum):
   possible. Writes bench/results/quality-catch-up.json and quality-catch-up.md.
 
     .venv/bin/python bench/quality.py [--objective lag|catch-up] [--per-family 60]
-        [--max-partitions N] [--time-limit 5]
+        [--max-partitions N] [--time-limit 5] [--before REV]
+
+``--before REV`` (lag objective) adds `balanced` as it was at git revision REV beside every
+strategy, as ``balanced@REV``, in the same run: its module's source at REV, loaded under
+another name. The table then says on how many groups today's `balanced` is worse than it.
 
 Prints a table and writes its results.
 """
@@ -24,11 +28,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 from rich.console import Console
 from rich.table import Table
@@ -39,8 +47,33 @@ from lagassign.optimum import catch_up_optimum, optimum, utilisation_optimum
 from lagassign.rates import capacities
 from lagassign.samples import Sample, catch_up_suite, suite
 from lagassign.strategies import create, names
+from lagassign.strategies.base import Strategy
 
 RESULTS = Path(__file__).parent / "results"
+#: name -> strategy, for the lag objective: every registered one, and balanced@REV (--before)
+STRATEGIES: dict[str, Strategy] = {}
+#: a group's ratio above the earlier balanced's by more than this fraction counts as worse: the
+#: search itself ignores exchanges that gain less (balanced.MIN_GAIN)
+WORSE = 1e-4
+
+
+def balanced_at(rev: str) -> Strategy:
+    """`balanced` as it was at git revision ``rev``, not registered."""
+    path = "src/lagassign/strategies/balanced.py"
+    source = subprocess.run(
+        ["git", "show", f"{rev}:{path}"],
+        cwd=Path(__file__).parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    name = "lagassign.strategies._balanced_before"
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses look their module up
+    with mock.patch("lagassign.strategies.registry.register", lambda cls: cls):
+        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
+    strategy: Strategy = module.BalancedAssignor()
+    return strategy
 
 
 def run(
@@ -72,8 +105,8 @@ def lag_row(sample: Sample, time_limit: float) -> dict[str, object]:
     best = optimum(g, {tp: float(v) for tp, v in lags.items()}, time_limit=time_limit, gap=1e-3)
     reference = best.value if best.proven else best.bound
     ratios = {}
-    for name in names():
-        got = evaluate(g, create(name).assign(g), lags).max_member_lag
+    for name, strategy in STRATEGIES.items():
+        got = evaluate(g, strategy.assign(g), lags).max_member_lag
         ratios[name] = got / reference if reference else 1.0
     return {
         "family": sample.family,
@@ -91,7 +124,8 @@ def summary(result: dict[str, object]) -> list[dict[str, object]]:
     groups = result["groups"]
     assert isinstance(groups, list)
     table = []
-    for name in names():
+    before = next((n for n in STRATEGIES if n.startswith("balanced@")), None)
+    for name in STRATEGIES:
         ratios = sorted(g["ratios"][name] for g in groups)
         worst = max(groups, key=lambda g: g["ratios"][name])
         table.append(
@@ -110,6 +144,18 @@ def summary(result: dict[str, object]) -> list[dict[str, object]]:
                     for g in groups
                 )
                 / len(groups),
+                # groups where it does worse than the earlier balanced (--before), where the
+                # optimum is proven and where not
+                "worse_than_before": None
+                if before is None
+                else {
+                    kind: sum(
+                        g["ratios"][name] > g["ratios"][before] * (1 + WORSE)
+                        for g in groups
+                        if g["proven"] is proven
+                    )
+                    for kind, proven in (("proven", True), ("unproven", False))
+                },
             }
         )
     return table
@@ -126,15 +172,28 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         f"against the proven lower bound (an overestimate).",
         "",
         "| strategy | median | p90 | worst | worst group | within 1% "
-        "| within 1%, or ≤ the solver's best where unproven |",
-        "|---|---:|---:|---:|---|---:|---:|",
+        "| within 1%, or ≤ the solver's best where unproven | within 1% where proven |",
+        "|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['strategy']} | {r['median']:.3f} | {r['p90']:.3f} | {r['worst']:.3f} "
             f"| {r['worst_group']} | {r['within_1pct']:.0%} "
-            f"| {r['within_1pct_or_solver_best']:.0%} |"
+            f"| {r['within_1pct_or_solver_best']:.0%} "
+            f"| {sum(g['proven'] and g['ratios'][r['strategy']] <= 1.01 for g in groups)} "
+            f"of {proven} |"
         )
+    before = [r for r in rows if r["worse_than_before"] is not None]
+    if before:
+        name = next(n for n in STRATEGIES if n.startswith("balanced@"))
+        lines += ["", f"Groups where each does worse than {name} (by more than {WORSE:.2%}):", ""]
+        lines += [
+            f"- {r['strategy']}: {r['worse_than_before']['proven']} of {proven} proven, "
+            f"{r['worse_than_before']['unproven']} of {len(groups) - proven} unproven"
+            for r in before
+            if r["strategy"].startswith("balanced")
+        ]
+    lines += ["", f"Run time {result['seconds']} s; {result.get('load', '')}."]
     return "\n".join(lines) + "\n"
 
 
@@ -294,13 +353,19 @@ def main() -> None:
     parser.add_argument("--per-family", type=int, default=60)
     parser.add_argument("--max-partitions", type=int, default=None, help="default 200 (lag), 60")
     parser.add_argument("--time-limit", type=float, default=5.0, help="HiGHS seconds per solve")
+    parser.add_argument("--before", metavar="REV", help="add balanced as it was at git REV")
     args = parser.parse_args()
     if args.objective == "catch-up":
         main_catch_up(args.per_family, args.max_partitions or 60, args.time_limit)
         return
     limit = args.max_partitions or 200
+    STRATEGIES.update((name, create(name)) for name in names())
+    if args.before:
+        STRATEGIES[f"balanced@{args.before}"] = balanced_at(args.before)
     samples = list(suite(args.per_family, max_partitions=limit))
+    load = "load average (1, 5, 15 min) {:.2f}, {:.2f}, {:.2f} before".format(*os.getloadavg())
     result = run(samples, lag_row, args.per_family, limit, args.time_limit)
+    result["load"] = load + ", {:.2f}, {:.2f}, {:.2f} after".format(*os.getloadavg())
     rows = summary(result)
     table = Table(title="largest member lag ÷ optimum")
     for column in ("strategy", "median", "p90", "worst", "worst group", "within 1%"):
