@@ -359,7 +359,11 @@ class WireClient:
             min_version=_OFFSET_FETCH_VERSION,
             max_version=_OFFSET_FETCH_VERSION,
         )
-        return await self._manager.send(request, node_id=coordinator)
+        try:
+            return await self._manager.send(request, node_id=coordinator)
+        except Exception:
+            self._coordinators.pop(group, None)  # gone or moved: found again next time
+            raise
 
     # -- waiting ---------------------------------------------------------------------------
 
