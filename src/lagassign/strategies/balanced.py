@@ -204,6 +204,9 @@ def _stable_tie(member_id: str) -> int:
     return zlib.crc32(member_id.encode())
 
 
+_tp = attrgetter("tp")
+
+
 def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topic]:
     index = {m.id: i for i, m in enumerate(group.members)}
     topics = []
@@ -212,7 +215,8 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topi
         if not subscribers:
             continue
         # Hottest first, equal weights in partition order: the sort is stable.
-        parts = [(weights[p.tp], p.tp) for p in group.topics[name].partitions]
+        tps = list(map(_tp, group.topics[name].partitions))
+        parts = list(zip(map(weights.__getitem__, tps), tps, strict=True))
         parts.sort(key=itemgetter(0), reverse=True)
         n, s = len(parts), len(subscribers)
         topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
@@ -848,9 +852,8 @@ def _balanced_state(
         total = sum(map(itemgetter(0), items))
         bound = max(total / sum(1 / c for c in scale), heaviest * min(scale))
     else:
-        bound = pigeonhole_bound(
-            (w for t in topics for w, _ in t.partitions), len(group.members), empty.global_floor
-        )
+        weighed = map(itemgetter(0), itertools.chain.from_iterable(t.partitions for t in topics))
+        bound = pigeonhole_bound(weighed, len(group.members), empty.global_floor)
     if scale is None and not empty.identical:
         # members that alone read some topics must carry them, whatever the others do
         readers = {t.name: t.subscribers for t in topics}
