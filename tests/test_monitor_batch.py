@@ -23,7 +23,7 @@ from lagassign.spark.monitor.groups_table import GROUPS_SCHEMA
 from lagassign.spark.monitor.lag_table import LAG_SCHEMA, lag_rows, partition_owners
 from lagassign.spark.monitor.samples import MAX_SAMPLES, EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
-from lagassign.status import Commit
+from lagassign.status import Commit, Status, partition_status
 from tests.test_consumer_offsets import key, value
 
 T0 = datetime(2026, 11, 24, 23, 59, 50, tzinfo=UTC)
@@ -357,11 +357,44 @@ def test_windows_are_kept_per_batch_and_a_deleted_offset_drops_its_window(tmp_pa
             commit("g", "gone", 0, 1),
         ]
     )
-    windows.add(changes, logs)
-    # the log of "gone" was not read: its commit is left out; lag against the log end read
+    samples = EndSamples()
+    samples.add(6.0, logs)
+    windows.add(changes, logs, samples)
+    # the log of "gone" was not read: its commit is left out; both commits are older than the
+    # one sample, so their lag counts against its end
     assert windows.windows == {("g", "t", 0): [Commit(40, 1.0, 60), Commit(50, 5.0, 50)]}
     windows.save(tmp_path, 4)
     assert CommitWindows.load(tmp_path, 4).windows == windows.windows
     assert CommitWindows.load(tmp_path, -1).windows == {}
-    windows.add(state.apply([OffsetDeleted("g", "t", 0), OffsetDeleted("g", "t", 0)]), logs)
+    deleted = state.apply([OffsetDeleted("g", "t", 0), OffsetDeleted("g", "t", 0)])
+    windows.add(deleted, logs, samples)
     assert windows.windows == {}
+
+
+def test_a_commit_s_lag_is_counted_at_its_own_time() -> None:
+    """A member reading 15 records a second while 20 come, committing every 2 s, seen by a
+    monitor that reads the log end every 10 s (0 at 100 s, 200 at 110 s, 400 at 120 s). Its
+    commits between two reads, against the end read after them, would seem to catch up (lag
+    170, 140, 110, 80 at 110 s: OK); at their own times the lag grows by 10 every commit:
+    WARN."""
+    samples = EndSamples()
+    state, windows = CommitState(), CommitWindows()
+    tp = TopicPartition("t", 0)
+    for at, end in ((100, 0), (110, 200), (120, 400)):
+        logs = {tp: Offsets(0, end)}
+        samples.add(float(at), logs)
+        commits = [
+            commit("g", "t", 0, 15 * (c - 100), ms=1000 * c)
+            for c in range(at - 8, at + 1, 2)
+            if 100 < c <= at
+        ]
+        windows.add(state.apply(commits), logs, samples)
+    window = windows.of(("g", "t", 0))
+    # the end at 102 s is 40, interpolated between (100 s, 0) and (110 s, 200); 30 was read
+    assert [(c.time, c.offset, c.lag) for c in window] == [
+        (t, 15 * (t - 100), 5 * (t - 100)) for t in range(102, 121, 2)
+    ]
+    assert partition_status(window, 5 * 20, 120.0) is Status.WARN
+    # what the end read at each micro-batch made of the same commits
+    against_read = [Commit(c.offset, c.time, 200 - c.offset) for c in window[:4]]
+    assert partition_status(against_read, 5 * 20, 110.0) is Status.OK

@@ -9,15 +9,19 @@ A partition's lag is how many messages the group still has to read from it:
   This is the seed lag assignor's rule, kept as it is for "none" too.
 
 Lag in seconds (:func:`lag_seconds`, for ``lagassign monitor``): how long ago the log end was
-where the group's committed offset is now, from samples of the log end over time.
+where the group's committed offset is now, from samples of the log end over time. The same
+samples give the log end at a past moment (:func:`end_at`: a commit's lag at its own time, for
+the group status); both read them through one interpolation, :func:`interpolate`.
 """
 
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import Literal
 
 from lagassign.java_ordering import java_order
 from lagassign.model import Group, Partition, TopicPartition
@@ -93,14 +97,64 @@ class LagSeconds:
     estimated: bool = False
 
 
-def lag_seconds(samples: Sequence[tuple[float, int]], committed: int, now: float) -> LagSeconds:
+#: a log-end sample: (time in seconds, log end offset)
+EndSample = tuple[float, int]
+
+
+def interpolate(
+    samples: Sequence[EndSample], value: float, *, at: Literal["time", "end"]
+) -> float | None:
+    """Linear interpolation between log-end samples ``(time, end)``, oldest first: with
+    ``at="time"`` the log end at time ``value``; with ``at="end"`` the time at which the log end
+    was at ``value`` (when it passed from at or below ``value`` to above it). Between the last
+    sample at or below ``value`` and the next one; None outside the samples (before the oldest,
+    after the newest; at the newest, its own). What to do there is the caller's:
+    :func:`lag_seconds` extrapolates, :func:`end_at` takes the nearest sample.
+
+    >>> s = [(100.0, 1000), (110.0, 2000), (120.0, 2000), (130.0, 3000)]
+    >>> interpolate(s, 105.0, at="time"), interpolate(s, 1500, at="end")
+    (1500.0, 105.0)
+    >>> interpolate(s, 2000, at="end"), interpolate(s, 99.0, at="time")
+    (120.0, None)
+    """
+    x, y = (0, 1) if at == "time" else (1, 0)
+    i = bisect_right(samples, value, key=lambda sample: sample[x]) - 1
+    if i < 0:
+        return None
+    if i == len(samples) - 1:
+        return float(samples[i][y]) if samples[i][x] == value else None
+    a, b = samples[i], samples[i + 1]
+    return a[y] + (value - a[x]) / (b[x] - a[x]) * (b[y] - a[y])
+
+
+def end_at(samples: Sequence[EndSample], time: float) -> int | None:
+    """The log end at ``time`` from log-end samples ``(time, end)``, oldest first: interpolated
+    between the two samples around it (:func:`interpolate`, rounded to the nearest offset);
+    before the oldest sample, the oldest's end (nothing tells how much lower it was: for
+    commits older than every sample, the end read nearest to them); after the newest, the
+    newest's end (nothing newer was read); None without samples.
+
+    >>> s = [(100.0, 1000), (110.0, 2000)]
+    >>> end_at(s, 104.0), end_at(s, 50.0), end_at(s, 111.0), end_at([], 1.0)
+    (1400, 1000, 2000, None)
+    """
+    if not samples:
+        return None
+    if time <= samples[0][0]:
+        return samples[0][1]
+    between = interpolate(samples, time, at="time")
+    return samples[-1][1] if between is None else round(between)
+
+
+def lag_seconds(samples: Sequence[EndSample], committed: int, now: float) -> LagSeconds:
     """Lag in seconds from log-end samples ``(time, end)``, oldest first (times in seconds).
 
     The time at which the log end was at ``committed`` (when it passed from at or below
-    ``committed`` to above it, linearly between the two samples around it), then ``now`` minus
-    that time; 0 when the committed offset is at or past the newest log end. A committed offset
-    older than every sample is extrapolated back from the oldest two samples whose ends differ
-    (their produce rate), and says so; with no such pair the seconds are unknown.
+    ``committed`` to above it, linearly between the two samples around it: :func:`interpolate`),
+    then ``now`` minus that time; 0 when the committed offset is at or past the newest log end.
+    A committed offset older than every sample is extrapolated back from the oldest two samples
+    whose ends differ (their produce rate), and says so; with no such pair the seconds are
+    unknown.
 
     >>> s = [(100.0, 1000), (110.0, 2000), (120.0, 2000), (130.0, 3000)]
     >>> lag_seconds(s, 3000, 131.0), lag_seconds(s, 1500, 131.0), lag_seconds(s, 2500, 131.0)
@@ -111,11 +165,9 @@ LagSeconds(seconds=6.0, estimated=False))
     """
     if not samples or committed >= samples[-1][1]:
         return LagSeconds(0.0 if samples else None)
-    if committed >= samples[0][1]:
-        # the last sample at or below committed, and the next one (above it)
-        i = max(k for k, (_, end) in enumerate(samples) if end <= committed)
-        (t0, e0), (t1, e1) = samples[i], samples[i + 1]
-        return LagSeconds(now - (t0 + (committed - e0) / (e1 - e0) * (t1 - t0)))
+    passed = interpolate(samples, committed, at="end")
+    if passed is not None:
+        return LagSeconds(now - passed)
     rising = [(a, b) for a, b in itertools.pairwise(samples) if b[1] > a[1]]
     if not rising:
         return LagSeconds(None)

@@ -10,7 +10,11 @@ long enough:
   commits a few times, and is killed (SIGKILL) with lag left;
 * **STALL**: a consumer commits the same offset again and again while records keep coming;
 * **WARN**: a consumer commits 5 records further each time, and a burst of 20 comes between
-  its commits (it sees each commit in the monitor before the burst);
+  its commits (the monitor sees each commit before the burst, and the burst before the next
+  commit);
+* **WARN**, slow: a real consumer process reads the paced producer's topic (below) slower than
+  it is written and commits after every small batch, several times per micro-batch (each
+  commit's lag is counted at the commit's own time, ``lagassign.lag_rules.end_at``);
 * **REWIND**: a group at offset 60 is reset to 20 (``alter_consumer_group_offsets``, as
   ``kafka-consumer-groups --reset-offsets`` does) while it is empty;
 * **paced**: a producer writes at a steady rate to a topic whose records carry the broker's
@@ -29,6 +33,7 @@ are stamped at least that far apart, and the window keeps them as two commits (c
 
 from __future__ import annotations
 
+import itertools
 import re
 import signal
 import sys
@@ -46,7 +51,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import NewTopic
 
-from lagassign.status import MIN_DISTANCE_S
+from lagassign.status import MIN_DISTANCE_S, WINDOW
 from tests.kafka.broker import REQUEST_TIMEOUT_S, admin_client, committed_offsets, produce
 from tests.kafka.processes import Processes, Reporting, wait_for
 from tests.kafka.test_monitor_live import FIRST_BATCH_S, on_cluster
@@ -66,6 +71,14 @@ STALL = (30, 10)  # records at the start, the offset committed again and again
 WARN = (20, 10, 5, 20)  # records at the start, first offset, step per commit, burst per commit
 REWIND = (100, 60, 20)  # records, the offset committed, the offset it is reset to
 RATE = 20.0  # records a second from the paced producer
+#: the slow consumer: records a batch and seconds a batch (at most 4 a second of RATE's 20),
+#: committing after each batch, so several times per --interval
+SLOW = (2, 0.5)
+#: records the paced producer has written before the slow consumer starts: lag from its first
+#: commit on (a commit without lag is OK, whatever follows)
+SLOW_HEAD = 40
+#: rows of the slow group checked once its window is full
+SLOW_ROWS = 3
 #: what the monitor's sample time may lag its log-end read by (the read's own time), seconds
 READ_SLACK_S = 1.0
 #: lag_seconds must be within this fraction of the true lag in seconds
@@ -241,24 +254,30 @@ def stalled(run: Run) -> dict[str, Any]:
 
 def warned(run: Run) -> dict[str, Any]:
     """Commits ``step`` further each time; a burst of ``burst`` records comes between two
-    commits, after the monitor saw the first of them in two micro-batches."""
+    commits, after the monitor saw the first of them in two micro-batches, and the next commit
+    once the monitor read the log end after the burst (a commit's lag is the log end at its
+    time, interpolated between the monitor's reads: a burst it has not read yet would be spread
+    over the time since its last read)."""
     count, offset, step, burst = WARN
     topic = make_topic(run.bootstrap, "st-warn", [count])
     group = run.group("warn")
     consumer = committer(run.bootstrap, group)
     commits: list[int] = []
+    bursts: list[int] = []  # the log end after each burst
     try:
 
         def warn() -> dict[str, Any] | None:
             found = run.first("groups", group, lambda r: r["status"] == "WARN")
             if found is None:
                 if commits:
-                    seen = [
-                        r for r in run.tables.rows("lag", group) if r["committed"] == commits[-1]
-                    ]
-                    if len(seen) < 2:
+                    rows = run.tables.rows("lag", group)
+                    if sum(r["committed"] == commits[-1] for r in rows) < 2:
                         return None
-                    produce(run.bootstrap, {(topic, 0): burst})
+                    if len(bursts) < len(commits):
+                        produce(run.bootstrap, {(topic, 0): burst})
+                        bursts.append(count + burst * len(commits))
+                    if not any(r["end"] >= bursts[-1] for r in rows):
+                        return None
                 commits.append(offset + step * len(commits))
                 commit_one(consumer, topic, commits[-1])
             return found
@@ -267,6 +286,32 @@ def warned(run: Run) -> dict[str, Any]:
     finally:
         consumer.close()
     return {"group": group, "row": row, "commits": commits}
+
+
+def slow(run: Run, producer: Paced) -> dict[str, Any]:
+    """A real consumer process reads the paced topic ``SLOW[0]`` records a batch, ``SLOW[1]`` s
+    a batch, slower than ``RATE`` come, and commits after every batch; stays in the group.
+    Returns the group's first ``SLOW_ROWS`` rows from the micro-batch on where its lag rows
+    have shown ``WINDOW`` committed offsets (its commit window full)."""
+    group = run.group("slow")
+    run.wait(lambda: producer.delivered() >= SLOW_HEAD or None, "records for the slow consumer")
+    records, delay = SLOW
+    member = consumer_proc(
+        run, "slow", producer.topic, "--max-records", str(records), "--delay", str(delay)
+    )
+
+    def judged() -> list[dict[str, Any]] | None:
+        offsets: set[int] = set()
+        for r in run.tables.rows("lag", group):
+            offsets.add(r["committed"])
+            if len(offsets) == WINDOW:
+                rows = [g for g in run.tables.rows("groups", group) if g["batch"] >= r["batch"]]
+                return rows[:SLOW_ROWS] if len(rows) >= SLOW_ROWS else None
+        return None
+
+    rows = run.wait(judged, "the slow consumer's window full and judged")
+    assert member.alive(), member.tail()
+    return {"group": group, "rows": rows, "lag": run.tables.rows("lag", group)}
 
 
 def rewound(run: Run) -> dict[str, Any]:
@@ -424,12 +469,13 @@ def statuses(
         wait_for(
             lambda: monitor.latest("raw"), FIRST_BATCH_S, "the monitor's first batch", [monitor]
         )
-        with ThreadPoolExecutor(max_workers=6) as pool:
+        with ThreadPoolExecutor(max_workers=7) as pool:
             futures = {
                 "OK": pool.submit(healthy, run),
                 "STOP": pool.submit(stopped, run),
                 "STALL": pool.submit(stalled, run),
                 "WARN": pool.submit(warned, run),
+                "slow": pool.submit(slow, run, producer),
                 "REWIND": pool.submit(rewound, run),
                 "paced": pool.submit(paced, run, producer),
             }
@@ -484,6 +530,13 @@ def test_statuses_from_real_behaviour(statuses: dict[str, Any]) -> None:
     assert len(commits) >= 2 and commits == sorted(set(commits))
     lag_at = [next(r["lag"] for r in rows if r["committed"] == c) for c in commits]
     assert lag_at == sorted(set(lag_at)), lag_at
+    # WARN, slow: a member reading slower than the producer writes, WARN in every row once its
+    # window is full, with its one member; it committed several times between two
+    # micro-batches (its offset moved by more than one batch of records)
+    slow = statuses["slow"]
+    assert [(r["status"], r["members"]) for r in slow["rows"]] == [("WARN", 1)] * SLOW_ROWS
+    committed = [r["committed"] for r in slow["lag"]]
+    assert any(b - a > SLOW[0] for a, b in itertools.pairwise(committed)), committed
     # REWIND: reset from 60 to 20 of 100
     rewind = statuses["REWIND"]
     count, _, earlier = REWIND

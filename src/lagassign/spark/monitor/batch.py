@@ -13,7 +13,8 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    :class:`lagassign.kafka.offsets.OffsetsReader`);
 4. one log-end sample per partition added to the samples kept after the previous batch
    (:mod:`.samples`), for ``lag_seconds``; every decoded commit added to its partition's
-   commit window (:mod:`.windows`), for the group status;
+   commit window (:mod:`.windows`) with its lag at its own time (from those samples), for the
+   group status;
 5. the groups' members and their assignments, in one description of them all
    (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
 6. the groups whose plan is due planned (:mod:`.plans`, every ``plan_every_s``, for at most
@@ -159,7 +160,7 @@ class MonitorBatches:
         logs = self.read_logs(state.topics()) if state.commits else {}
         now = self.clock()
         samples.add(now.timestamp(), logs)
-        windows.add(changes, logs)
+        windows.add(changes, logs, samples)
         groups = {g for g, t, p in state.commits if TopicPartition(t, p) in logs}
         members = self.read_members(groups) if self.read_members and groups else {}
         table = lag_rows(state, logs, samples, now, partition_owners(members))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from lagassign.lag_rules import EndSample as Sample
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor import kept
 
@@ -27,7 +28,6 @@ SAMPLES_SCHEMA = pa.schema(
         ("ends", pa.list_(pa.int64())),
     ]
 )
-Sample = tuple[float, int]
 
 
 class EndSamples:

@@ -5,11 +5,17 @@ Every commit a micro-batch decodes (the query reduces its records to the last of
 one per partition) is added, in log order, to its partition's window
 (:func:`lagassign.status.add_commit`: at most :data:`lagassign.status.WINDOW` commits, those
 within a second of the newest replace it) as its offset, its commit time (the broker's commit
-timestamp) and the partition's lag at that time, by the core's lag rule against the log
-offsets this micro-batch read: the monitor sees a commit first in the micro-batch after it,
-so that is the nearest log end it has (for the history the first micro-batch reads from the
-start of ``__consumer_offsets``, today's log end). A deleted offset drops its window. Kept
-per micro-batch like the commit state (``DIR/windows-<id>.parquet``, :mod:`.kept`).
+timestamp) and the partition's lag at that time: the core's lag rule against the log end at
+the commit's own time, interpolated from the partition's log-end samples
+(:func:`lagassign.lag_rules.end_at`, this micro-batch's sample included). The monitor sees a
+commit only in the micro-batch after it; judged against the log end read then, a member that
+commits several times between two reads would have each commit's lag counted against the same
+end, so its lag would seem to shrink from one to the next while it reads slower than records
+come (WARN missed). A commit older than every sample (the history the first micro-batch reads
+from the start of ``__consumer_offsets``) counts against the oldest sample's end; one stamped
+after the newest (a broker clock ahead of the monitor's) against the newest. A deleted offset
+drops its window. Kept per micro-batch like the commit state (``DIR/windows-<id>.parquet``,
+:mod:`.kept`).
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from lagassign.formats.consumer_offsets import OffsetCommit, OffsetDeleted
-from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, lag_from_offsets
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, end_at, lag_from_offsets
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.commits import CommitKey
+from lagassign.spark.monitor.samples import EndSamples
 from lagassign.status import Commit, add_commit
 
 _STATE_FILE = "windows"
@@ -49,20 +56,26 @@ class CommitWindows:
         self,
         changes: Iterable[OffsetCommit | OffsetDeleted],
         logs: Mapping[TopicPartition, Offsets],
+        samples: EndSamples,
     ) -> None:
         """The state's changes in log order (:meth:`.commits.CommitState.apply`), with the
-        log offsets read in the same micro-batch; a commit to a partition whose log was not
-        read (the topic is gone) is left out."""
+        log offsets read in the same micro-batch and the log-end samples including that read;
+        a commit to a partition whose log was not read (the topic is gone) is left out."""
         for change in changes:
             key = (change.group, change.topic, change.partition)
             if isinstance(change, OffsetDeleted):
                 self.windows.pop(key, None)
                 continue
-            log = logs.get(TopicPartition(change.topic, change.partition))
+            tp = TopicPartition(change.topic, change.partition)
+            log = logs.get(tp)
             if log is None:
                 continue
-            lag = lag_from_offsets(log.begin, log.end, change.offset, DEFAULT_AUTO_OFFSET_RESET)
-            commit = Commit(change.offset, change.commit_timestamp_ms / 1000, lag)
+            at = change.commit_timestamp_ms / 1000
+            end = end_at(samples.of(tp), at)
+            lag = lag_from_offsets(
+                log.begin, log.end if end is None else end, change.offset, DEFAULT_AUTO_OFFSET_RESET
+            )
+            commit = Commit(change.offset, at, lag)
             add_commit(self.windows.setdefault(key, []), commit)
 
     def of(self, key: CommitKey) -> list[Commit]:
