@@ -71,16 +71,27 @@ def group_lags(group: Group) -> dict[TopicPartition, int]:
     """Lag of every partition of the group, under the group's ``auto.offset.reset``."""
     reset = group.auto_offset_reset
     lags: dict[TopicPartition, int] = {}
-    # Topics as Group.partitions() orders them. Most inputs give the lags themselves: a topic
-    # whose every partition has one is read at C speed (a million partitions one at a time in
-    # Python took a good part of a second).
-    for name in sorted(group.topics, key=java_order):
+    for name in sorted(group.topics, key=java_order):  # as Group.partitions() orders them
         partitions = group.topics[name].partitions
-        given = list(map(_lag, partitions))
-        if None in given:
-            given = [p.lag if p.lag is not None else partition_lag(p, reset) for p in partitions]
-        lags.update(zip(map(_tp, partitions), given, strict=True))
+        lags.update(zip(map(_tp, partitions), topic_lags(partitions, reset), strict=True))
     return lags
+
+
+def topic_lags(
+    partitions: Sequence[Partition], auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET
+) -> list[int]:
+    """Lag of each of ``partitions`` (a topic's), in their order: :func:`partition_lag`.
+
+    Most inputs give the lags themselves; then they are read at C speed (a million partitions
+    one at a time in Python took a good part of a second). Strategies that take a topic at a
+    time read them here rather than through a dictionary of the group's lags."""
+    given = list(map(_lag, partitions))
+    if None in given:
+        return [
+            p.lag if p.lag is not None else partition_lag(p, auto_offset_reset)
+            for p in partitions
+        ]
+    return given
 
 
 _lag = attrgetter("lag")

@@ -49,14 +49,14 @@ import itertools
 import math
 import random
 import zlib
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from lagassign.java_ordering import java_order
-from lagassign.lag_rules import group_lags
+from lagassign.lag_rules import group_lags, topic_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, Partition, TopicPartition
 from lagassign.rates import (
@@ -66,7 +66,13 @@ from lagassign.rates import (
     has_rates,
     planning_capacities,
 )
-from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
+from lagassign.strategies.base import (
+    RebalanceProtocol,
+    Strategy,
+    collector_paused,
+    subscribers_by_topic,
+)
+from lagassign.strategies.base import each as _each
 from lagassign.strategies.registry import register
 
 if TYPE_CHECKING:
@@ -193,12 +199,6 @@ class _State:
         self.count[m] -= 1
 
 
-def _each(function: Callable[..., object], *arguments: Iterable[object]) -> None:
-    """``function`` on each set of ``arguments``, in order, at C speed: the loops over every
-    partition of a million-partition group run a good part of a second in Python."""
-    deque(map(function, *arguments), maxlen=0)
-
-
 def _stable_tie(member_id: str) -> int:
     # crc32 is stable across processes (unlike hash()) and unrelated to sort order.
     return zlib.crc32(member_id.encode())
@@ -207,16 +207,25 @@ def _stable_tie(member_id: str) -> int:
 _tp = attrgetter("tp")
 
 
-def _topics(group: Group, weights: Mapping[TopicPartition, float]) -> list[_Topic]:
-    index = {m.id: i for i, m in enumerate(group.members)}
+def _topics(group: Group, weights: Mapping[TopicPartition, float] | None) -> list[_Topic]:
+    """``weights``: None weighs partitions by their lags, read from the group topic by topic
+    (:func:`lagassign.lag_rules.topic_lags`) without a dictionary of them."""
+    names = sorted(group.topics, key=java_order)
+    readers = subscribers_by_topic(group.members, names)
     topics = []
-    for name in sorted(group.topics, key=java_order):
-        subscribers = [index[m.id] for m in group.subscribers(name)]
+    for name in names:
+        subscribers = list(readers[name])
         if not subscribers:
             continue
         # Hottest first, equal weights in partition order: the sort is stable.
-        tps = list(map(_tp, group.topics[name].partitions))
-        parts = list(zip(map(weights.__getitem__, tps), tps, strict=True))
+        partitions = group.topics[name].partitions
+        tps = list(map(_tp, partitions))
+        heat = (
+            topic_lags(partitions, group.auto_offset_reset)
+            if weights is None
+            else map(weights.__getitem__, tps)
+        )
+        parts: list[tuple[float, TopicPartition]] = list(zip(heat, tps, strict=True))
         parts.sort(key=itemgetter(0), reverse=True)
         n, s = len(parts), len(subscribers)
         topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
@@ -828,7 +837,7 @@ def restart_work(partitions: int) -> int:
 
 def _balanced_state(
     group: Group,
-    weights: Mapping[TopicPartition, float],
+    weights: Mapping[TopicPartition, float] | None,
     owners: Mapping[TopicPartition, str] | None,
     tolerance: float,
     search_budget: int,
@@ -1223,6 +1232,10 @@ class BalancedAssignor(Strategy):
 
     def _assign(self, group: Group) -> Assignment:
         owners = group.current_owners() if self.sticky else None
+        if self.rate_aware is False or not has_rates(group):
+            # a plan for lag: each topic's lags are read as its partitions are, no dictionary
+            plan = _balanced_state(group, None, owners, self.tolerance, self.search_budget, None)
+            return _to_assignment(group, plan)
         lags = group_lags(group)  # once: on a million partitions it takes a good part of a second
         capacity = self.capacities(group, lags)
         if capacity is not None:

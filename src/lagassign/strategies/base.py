@@ -5,11 +5,12 @@ from __future__ import annotations
 import enum
 import gc
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import ClassVar
 
-from lagassign.model import Assignment, Group
+from lagassign.model import Assignment, Group, Member
 
 
 class RebalanceProtocol(enum.Enum):
@@ -64,3 +65,25 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def each(function: Callable[..., object], *arguments: Iterable[object]) -> None:
+    """``function`` on each set of ``arguments``, in order, at C speed: the loops over every
+    partition of a million-partition group run a good part of a second in Python."""
+    deque(map(function, *arguments), maxlen=0)
+
+
+def subscribers_by_topic(members: Sequence[Member], topics: Iterable[str]) -> dict[str, list[int]]:
+    """For each of ``topics``, the positions in ``members`` of the members subscribing it, in
+    order. Members of the same subscriptions are looked at once per topic, not one by one (a
+    million checks on 500 topics and 2,000 members), so topics read by the same members share
+    one list: read it, do not change it."""
+    kinds = list(dict.fromkeys(m.topics for m in members))
+    readers: dict[tuple[bool, ...], list[int]] = {}
+    found = {}
+    for name in topics:
+        key = tuple(name in kind for kind in kinds)
+        if key not in readers:
+            readers[key] = [i for i, m in enumerate(members) if name in m.topics]
+        found[name] = readers[key]
+    return found

@@ -26,10 +26,12 @@ The Java original is eager only, sends no user data and is not sticky; neither i
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter
+
 from lagassign.java_ordering import java_order
-from lagassign.lag_rules import group_lags
+from lagassign.lag_rules import topic_lags
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.strategies.base import Strategy, collector_paused
+from lagassign.strategies.base import Strategy, collector_paused, each, subscribers_by_topic
 from lagassign.strategies.registry import register
 
 
@@ -43,28 +45,38 @@ class LagAssignor(Strategy):
             return self._assign(group)
 
     def _assign(self, group: Group) -> Assignment:
-        lags = group_lags(group)
         assigned: dict[str, list[TopicPartition]] = {m.id: [] for m in group.members}
         by_id = sorted(group.members, key=lambda m: java_order(m.id))
-        for topic_name in sorted(group.topics, key=java_order):
-            subscribers = [m.id for m in by_id if topic_name in m.topics]
+        ids = [m.id for m in by_id]
+        names = sorted(group.topics, key=java_order)
+        readers = subscribers_by_topic(by_id, names)
+        for topic_name in names:
+            subscribers = [ids[i] for i in readers[topic_name]]
             if not subscribers:
                 continue
             # Decreasing lag; the sort is stable, so equal lags keep partition-number order.
-            partitions = [p.tp for p in group.topics[topic_name].partitions]
-            partitions.sort(key=lags.__getitem__, reverse=True)
+            partitions = group.topics[topic_name].partitions
+            lags = topic_lags(partitions, group.auto_offset_reset)
+            items = list(zip(lags, map(_tp, partitions), strict=True))
+            items.sort(key=itemgetter(0), reverse=True)
             # Fewest partitions comes first, so the partitions go out in rounds: each round
             # gives every subscriber one, in order of (lag so far, id) as the round starts,
             # because a member that has taken its partition of the round cannot win again
             # until all the others have. Sorting once per round replaces a choice per partition.
             load = dict.fromkeys(subscribers, 0)
             ranked = subscribers
-            for start in range(0, len(partitions), len(subscribers)):
+            rounds = range(0, len(items), len(subscribers))
+            for start in rounds:
                 if start:
                     ranked = sorted(subscribers, key=load.__getitem__)  # stable: ties by id
                 # the last round may be short: its partitions go to the first in rank
-                chunk = partitions[start : start + len(subscribers)]
-                for winner, tp in zip(ranked, chunk, strict=False):
-                    assigned[winner].append(tp)
-                    load[winner] += lags[tp]
+                chunk = items[start : start + len(subscribers)]
+                each(list.append, map(assigned.__getitem__, ranked), map(_tp_of, chunk))
+                if start != rounds[-1]:  # only a later round reads the loads
+                    for winner, (lag, _) in zip(ranked, chunk, strict=False):
+                        load[winner] += lag
         return Assignment.build(group.members, assigned)
+
+
+_tp = attrgetter("tp")
+_tp_of = itemgetter(1)
