@@ -180,15 +180,31 @@ def _where(row: Row) -> str:
     return place(str(row.get("source") or "<input>"), row.get("row"))
 
 
-def _order(row: Row) -> tuple[bool, bytes, int, str, int]:
-    topic = row.get("topic")
-    return (
-        topic is None,
-        java_order(topic or ""),
-        row.get("partition") or 0,
-        str(row.get("source") or ""),
-        row.get("row") or 0,
-    )
+def _ordered(rows: Sequence[Row]) -> list[Row]:
+    """``rows`` by topic (in Java's order; member rows without one last), partition, file and
+    row."""
+    keys: dict[str | None, bytes] = {}
+    for row in rows:
+        topic = row.get("topic")
+        if topic not in keys:
+            keys[topic] = java_order(topic or "")
+
+    def order(row: Row) -> tuple[bool, bytes, int, str, int]:
+        topic = row.get("topic")
+        return (
+            topic is None,
+            keys[topic],
+            row.get("partition") or 0,
+            str(row.get("source") or ""),
+            row.get("row") or 0,
+        )
+
+    return sorted(rows, key=order)
+
+
+def in_file_order(rows: Sequence[Row]) -> list[Row]:
+    """``rows`` by file and row."""
+    return sorted(rows, key=lambda r: (str(r.get("source") or ""), r.get("row") or 0))
 
 
 #: a member's columns that every row of the member must agree on (null rows say nothing)
@@ -211,7 +227,7 @@ def build_group(rows: Sequence[Row]) -> Group:
     """The model group of one group's rows (all with the same ``group``)."""
     if not rows:
         raise ValueError("a group needs rows")
-    rows = sorted(rows, key=_order)
+    rows = _ordered(rows)
     group_id = str(rows[0]["group"])
     if len(rows) > MAX_PARTITIONS and rows[MAX_PARTITIONS].get("topic") is not None:
         raise InputError(
@@ -225,7 +241,12 @@ def build_group(rows: Sequence[Row]) -> Group:
     seen: dict[TopicPartition, Row] = {}
     members: dict[str, _MemberRows] = {}
     all_topics = _topics(rows)
-    for row in sorted(rows, key=lambda r: (str(r.get("source") or ""), r.get("row") or 0)):
+    resets = {row.get("auto_offset_reset") for row in rows}
+    resets.discard(None)
+    if len(resets) == 1:  # the rows agree
+        [reset] = resets
+    # else the first in file order, or the first row that disagrees with it
+    for row in in_file_order(rows) if len(resets) > 1 else ():
         value = row.get("auto_offset_reset")
         if value is not None:
             if reset is None:
@@ -310,9 +331,11 @@ def _topics(rows: Sequence[Row]) -> set[str]:
 
 
 def _partition(row: Row, topic: str, number: int) -> Partition:
-    racks = frozenset(row.get("replica_racks") or ())
-    rates = {"rate_in": row.get("rate_in"), "rate_out": row.get("rate_out")}
-    if row.get("lag") is not None:
-        return Partition(topic, number, lag=row["lag"], racks=racks, **rates)
+    listed = row.get("replica_racks")
+    racks = frozenset(listed) if listed else frozenset()
+    rate_in, rate_out = row.get("rate_in"), row.get("rate_out")
+    lag = row.get("lag")
+    if lag is not None:
+        return Partition(topic, number, lag, None, racks, rate_in, rate_out)
     offsets = Offsets(row["begin"], row["end"], row.get("committed"))
-    return Partition(topic, number, offsets=offsets, racks=racks, **rates)
+    return Partition(topic, number, None, offsets, racks, rate_in, rate_out)

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from lagassign.formats.errors import InputError
 from lagassign.formats.limits import MAX_OFFSET
-from lagassign.formats.snapshot_rows import Row, build_group, place
+from lagassign.formats.snapshot_rows import Row, build_group, in_file_order, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
@@ -152,7 +152,7 @@ def check_total_lag(group: Group, rows: Sequence[Row]) -> None:
         return
     lags = group_lags(group)
     total = 0
-    for row in sorted(rows, key=lambda r: (str(r.get("source") or ""), r.get("row") or 0)):
+    for row in in_file_order(rows):
         topic, number = row.get("topic"), row.get("partition")
         if topic is None or number is None:
             continue
