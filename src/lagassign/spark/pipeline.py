@@ -37,6 +37,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -329,6 +330,29 @@ def table(results: DataFrame, name: str) -> DataFrame:
     return results.filter(F.col("kind") == kind).select(*columns)
 
 
+def _write_tables(spark: SparkSession, results: DataFrame, folder: Output) -> None:
+    """Writes every table of ``results`` where ``folder`` keeps the tables, the tables' Spark
+    jobs side by side (each table is a scan of the persisted results: together they keep the
+    cores busy while the driver sets up and commits each job)."""
+    sc = spark.sparkContext
+
+    def write(name: str) -> None:
+        sc.setJobDescription(f"writing {name}")
+        table(results, name).write.parquet(folder.table(name))
+
+    with ThreadPoolExecutor(len(TABLES), thread_name_prefix="lagassign-write") as pool:
+        futures = [pool.submit(write, name) for name in TABLES]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:  # a failed write, Ctrl-C: the other writes stop too
+            for future in futures:
+                future.cancel()
+            with contextlib.suppress(Exception):
+                sc.cancelAllJobs()
+            raise
+
+
 #: seconds between progress lines of a long step, when Spark shows no progress bar
 PROGRESS_EVERY_S = 15.0
 
@@ -505,7 +529,13 @@ def _job(
     sc = spark.sparkContext
     log.info("Spark %s, master %s, %d cores", spark.version, sc.master, sc.defaultParallelism)
     partitions = options.partitions or 4 * sc.defaultParallelism
-    with _sql_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
+    # one shuffle (rows by group), as many partitions as planning tasks; adaptive execution
+    # would only split each shuffle's stages into jobs of their own (it must not coalesce the
+    # planning tasks, and there is no join to adapt)
+    settings = {"spark.sql.shuffle.partitions": str(partitions)}
+    if "spark.sql.adaptive.enabled" not in dict(options.conf):
+        settings["spark.sql.adaptive.enabled"] = "false"
+    with _sql_settings(spark, settings):
         with clock.step("read", "reading the input"):
             # the inputs listed (files, a cluster's groups); the executors read them while they
             # plan: the rows go from the sources to the planning tasks without being kept, and
@@ -525,11 +555,8 @@ def _job(
                     "no rows" + (" of a group --groups matches" if options.groups else ""),
                 )
         with clock.step("write", "writing the tables"):
-            written = {}
-            for name in TABLES:
-                sc.setJobDescription(f"writing {name}")
-                table(results, name).write.parquet(folder.table(name))
-                written[name] = counts.get(TABLES[name][0], 0)
+            _write_tables(spark, results, folder)
+            written = {name: counts.get(kind, 0) for name, (kind, _) in TABLES.items()}
         totals = (
             table(results, "groups")
             .filter(F.col("strategy") == strategies[0])

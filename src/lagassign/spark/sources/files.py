@@ -138,9 +138,14 @@ def _url_frame(spark: SparkSession, urls: Sequence[str]) -> DataFrame:
 
 
 def _paths_frame(spark: SparkSession, files: Sequence[str]) -> DataFrame:
+    """The files, a ``path`` per row, spread over the tasks as ``spark.range`` makes them:
+    no shuffle, nothing for a Python worker to do before the reading."""
+    from pyspark.sql import functions as F
+
     tasks = max(1, min(len(files), 2 * spark.sparkContext.defaultParallelism))
-    frame = spark.createDataFrame([(i, f) for i, f in enumerate(files)], "i int, path string")
-    return frame.repartition(tasks)
+    listed = F.array(*[F.lit(f) for f in files])
+    index = (F.col("id") + 1).cast("int")
+    return spark.range(0, len(files), 1, tasks).select(F.element_at(listed, index).alias("path"))
 
 
 def read_files(
