@@ -144,6 +144,7 @@ def plain_loop(folder: Path, out: Path, strategies: list[str]) -> dict[str, int]
 
 def bench(groups: int, rows: int, strategies: list[str], master: str, files: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="lagassign-bench-pipeline-"))
+    load_before = os.getloadavg()
     try:
         start = time.perf_counter()
         n_groups, n_rows = make_fleet(work / "fleet", groups, rows, files)
@@ -186,6 +187,8 @@ def bench(groups: int, rows: int, strategies: list[str], master: str, files: int
             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         ),
         "tables": result.tables,
+        #: the machine's load average (1, 5, 15 minutes) when the run began and ended
+        "load": [list(load_before), list(os.getloadavg())],
         "runs": [
             {"engine": f"spark {master}", "seconds": spark_wall, "steps": result.seconds},
             {"engine": f"spark {master} (without starting Spark)", "seconds": spark_job},
@@ -205,7 +208,13 @@ def table(report: dict[str, Any]) -> tuple[Table, str]:
         t.add_column(h, justify="left" if h == "engine" else "right")
     lines = [
         f"{report['groups']:,} groups, {report['rows']:,} partition rows, strategies: "
-        f"{', '.join(report['strategies'])}; {report['machine']}.",
+        f"{', '.join(report['strategies'])}; {report['machine']}"
+        + (
+            "; load average {:.1f} / {:.1f} / {:.1f} at the start, {:.1f} / {:.1f} / {:.1f} at "
+            "the end.".format(*report["load"][0], *report["load"][1])
+            if "load" in report
+            else "."
+        ),
         "",
         "| " + " | ".join(header) + " |",
         "|---|" + "---:|" * (len(header) - 1),
