@@ -265,13 +265,29 @@ def produce(
 
 def commit(bootstrap: str, group: str, offsets: Mapping[TP, int]) -> None:
     """Commits ``offsets`` for ``group`` from a consumer that never joins the group."""
-    from confluent_kafka import Consumer, KafkaError, KafkaException
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
+    consumer = committer(bootstrap, group)
+    try:
+        commit_from(consumer, offsets)
+    finally:
+        consumer.close()
 
-    consumer = Consumer(
+
+def committer(bootstrap: str, group: str) -> Any:
+    """A consumer of ``group`` for :func:`commit_from`: it commits without joining, so the
+    group stays empty."""
+    from confluent_kafka import Consumer
+
+    return Consumer(
         {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
     )
-    #: the coordinator may still be looked up or loading (a busy broker): asked again
+
+
+def commit_from(consumer: Any, offsets: Mapping[TP, int]) -> None:
+    """Commits ``offsets`` from ``consumer``, waiting out a coordinator still being found or
+    loaded (a busy broker, a ``__consumer_offsets`` just created)."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
     finding = {
         KafkaError._WAIT_COORD,
         KafkaError.COORDINATOR_NOT_AVAILABLE,
@@ -279,23 +295,20 @@ def commit(bootstrap: str, group: str, offsets: Mapping[TP, int]) -> None:
         KafkaError.NOT_COORDINATOR,
     }
     deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    try:
-        while True:
-            try:
-                result = consumer.commit(
-                    offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
-                    asynchronous=False,
-                )
-                break
-            except KafkaException as exc:
-                if exc.args[0].code() not in finding or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
-        failed = [tp for tp in result or () if tp.error is not None]
-        if result is None or failed:
-            raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
-    finally:
-        consumer.close()
+    while True:
+        try:
+            result = consumer.commit(
+                offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                asynchronous=False,
+            )
+            break
+        except KafkaException as exc:
+            if exc.args[0].code() not in finding or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    failed = [tp for tp in result or () if tp.error is not None]
+    if result is None or failed:
+        raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
 
 
 def committed_offsets(admin: Any, group: str) -> dict[TP, int]:

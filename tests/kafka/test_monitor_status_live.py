@@ -47,12 +47,19 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
+from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import NewTopic
 
 from lagassign.status import MIN_DISTANCE_S, WINDOW
-from tests.kafka.broker import REQUEST_TIMEOUT_S, admin_client, committed_offsets, produce
+from tests.kafka.broker import (
+    REQUEST_TIMEOUT_S,
+    admin_client,
+    commit_from,
+    committed_offsets,
+    committer,
+    produce,
+)
 from tests.kafka.processes import Processes, Reporting, wait_for
 from tests.kafka.test_monitor_live import FIRST_BATCH_S, on_cluster
 from tests.kafka.test_offsets import unique
@@ -150,16 +157,8 @@ def make_topic(bootstrap: str, name: str, counts: list[int], **config: str) -> s
     return topic
 
 
-def committer(bootstrap: str, group: str) -> Consumer:
-    """A consumer of ``group`` that commits offsets without joining (the group stays empty)."""
-    return Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
-    )
-
-
-def commit_one(consumer: Consumer, topic: str, offset: int) -> None:
-    result = consumer.commit(offsets=[KafkaTopicPartition(topic, 0, offset)], asynchronous=False)
-    assert result is not None and all(tp.error is None for tp in result), result
+def commit_one(consumer: Any, topic: str, offset: int) -> None:
+    commit_from(consumer, {(topic, 0): offset})
 
 
 def consumer_proc(run: Run, name: str, topic: str, *args: str) -> Reporting:
