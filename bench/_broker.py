@@ -11,17 +11,22 @@ The broker, the admin calls and the reporting consumer processes are the tests'
 their group members exactly as the real-broker tests do; this module adds what a benchmark run
 wants around them: a temp run dir, progress on stderr, and :func:`exit_on_sigterm`, which turns
 SIGTERM and SIGHUP into ``SystemExit`` so that ``finally`` blocks (and ``with Broker()``) run on
-them as on Ctrl-C.
+them as on Ctrl-C; :func:`measure_and_save` runs a benchmark on a fresh broker and saves its
+table.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType, TracebackType
+from typing import Any
 
 # run as a script from bench/: the repository root makes tests.kafka.broker importable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,10 +56,38 @@ __all__ = [
     "create_topics",
     "end_offsets",
     "exit_on_sigterm",
+    "measure_and_save",
     "produce",
     "wait_for",
     "wait_leaders",
 ]
+
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def measure_and_save(
+    name: str,
+    run: Callable[[Broker], dict[str, Any]],
+    render: Callable[[dict[str, Any]], tuple[Any, str]],
+    heap_opts: str | None = None,
+) -> None:
+    """``run`` on a fresh broker (SIGTERM ends it cleanly); its result with ``wall_s`` to
+    ``bench/results/NAME.json``, and ``render``'s table printed and its Markdown to
+    ``NAME.md``."""
+    from rich.console import Console
+
+    exit_on_sigterm()
+    began = time.monotonic()
+    with Broker(heap_opts=heap_opts) as broker:
+        result = run(broker)
+    result["wall_s"] = round(time.monotonic() - began, 1)
+    table, md = render(result)
+    Console().print(table)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
+    (RESULTS / f"{name}.md").write_text(md)
+    print(f"written {RESULTS / name}.md ({result['wall_s']} s in all)", file=sys.stderr)
 
 
 def exit_on_sigterm() -> None:

@@ -23,7 +23,6 @@ Prints a table and writes bench/results/drain_real.json and drain_real.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -39,14 +38,12 @@ from _broker import (
     committed_offsets,
     create_topics,
     end_offsets,
-    exit_on_sigterm,
+    measure_and_save,
     produce,
     wait_for,
 )
-from rich.console import Console
 from rich.table import Table
 
-RESULTS = Path(__file__).parent / "results"
 CONSUMER = Path(__file__).resolve().parent / "consumer_capped.py"
 STRATEGIES = ("range", "roundrobin", "lag", "balanced")
 MEMBERS = 3
@@ -293,17 +290,7 @@ def main() -> None:
     args.strategies = args.strategies.split(",")
     if not 0 < args.scale <= 10 or not 0 < args.rate <= 100_000:
         parser.error("--scale must be in (0, 10] and --rate in (0, 100000]")
-    exit_on_sigterm()
-    began = time.monotonic()
-    with Broker() as broker:
-        result = run(args, broker)
-    result["wall_s"] = round(time.monotonic() - began, 1)
-    table, md = render(result)
-    Console().print(table)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "drain_real.json").write_text(json.dumps(result, indent=1))
-    (RESULTS / "drain_real.md").write_text(md)
-    print(f"written {RESULTS / 'drain_real.md'} ({result['wall_s']} s in all)", file=sys.stderr)
+    measure_and_save("drain_real", lambda broker: run(args, broker), render)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,6 @@ scripts/kafka.sh does not have. ``--scales`` takes 50,000 where the limit allows
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -53,18 +52,16 @@ from _broker import (
     admin_client,
     commit,
     create_topics,
-    exit_on_sigterm,
+    measure_and_save,
     produce,
     wait_leaders,
 )
-from rich.console import Console
 from rich.table import Table
 
 from lagassign.kafka.group import read_offsets
 from lagassign.kafka.offsets import OffsetsReader
 from tests.javaref import ensure_jars
 
-RESULTS = Path(__file__).parent / "results"
 JAVA_SOURCE = Path(__file__).parent / "java" / "OffsetsRead.java"
 PARTITIONS_PER_TOPIC = 500
 READ_TIMEOUT_S = 120.0
@@ -342,17 +339,7 @@ def main() -> None:
     unknown = set(args.contenders) - set(CONTENDERS)
     if unknown or not 0 < args.rounds <= 1000:
         parser.error(f"--contenders from {', '.join(CONTENDERS)}; --rounds 1..1000")
-    exit_on_sigterm()
-    began = time.monotonic()
-    with Broker(heap_opts=args.heap) as broker:
-        result = run(args, broker)
-    result["wall_s"] = round(time.monotonic() - began, 1)
-    table, md = render(result)
-    Console().print(table)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "offsets.json").write_text(json.dumps(result, indent=1))
-    (RESULTS / "offsets.md").write_text(md)
-    print(f"written {RESULTS / 'offsets.md'} ({result['wall_s']} s in all)", file=sys.stderr)
+    measure_and_save("offsets", lambda broker: run(args, broker), render, heap_opts=args.heap)
 
 
 if __name__ == "__main__":
