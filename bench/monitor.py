@@ -16,10 +16,12 @@ exactly as a member's would.
    they show up in the same micro-batch) whose committed offset reaches its round, minus
    the time the broker acknowledged the commit; beside it the same to the moment that row's
    file was written (visible to a reader). Commits made before the first micro-batch ended
-   (Spark's start) are left out. Records decoded per second: the sum of the progress lines'
-   records over the sum of their batch seconds (the batches' own speed), and over the run's
-   wall time. The monitor's state (``_checkpoint``: the commit state, samples, windows kept
-   per micro-batch, and Spark's own offsets log) and its processes' memory every minute.
+   (Spark's start) are left out. Records read per second: the sum of the progress lines'
+   records (what Spark read; the driver decodes the last per key) over the sum of their batch
+   seconds (the batches' own speed), and after the first micro-batch over the time from its
+   end to the last one's. The monitor's state (``_checkpoint``: the commit state, samples,
+   windows kept per micro-batch, and Spark's own offsets log) and its processes' memory
+   every minute.
 2. **baseline** (kafka-lag-exporter's way: the admin API every interval): for
    ``--baseline-s`` more seconds, with the generator still committing, every ``--interval``
    one ``list_consumer_group_offsets`` per group (all in flight at once) and one
@@ -453,7 +455,13 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
     timed = [(t, line) for t, line in monitor["lines"] if line.startswith("batch ")]
     batches = [line for _, line in timed]
     first_end = timed[0][0] if timed else None
+    # records Spark read, and those decoded on the driver: the last per key when the
+    # executors reduced the batch
     records = [int(b.split(" records")[0].rsplit(" ", 1)[1]) for b in batches]
+    decoded = [
+        int(b.split(" last per key")[0].rsplit(", ", 1)[1]) if " last per key" in b else n
+        for b, n in zip(batches, records, strict=True)
+    ]
     seconds = [float(b.split(") in ")[1].split(" s")[0]) for b in batches]
     sightings: dict[str, list[tuple[float, int, float]]] = {}
     for r in lag_rows(monitor["out"]):
@@ -495,6 +503,7 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
             "cut_after_duration": monitor["cut"],
             "exit": monitor["exit"],
             "records": sum(records),
+            "decoded": sum(decoded),
             "batch_seconds": round(sum(seconds), 1),
             "decoded_per_batch_s": round(sum(records) / sum(seconds)) if sum(seconds) else None,
             # after the first micro-batch: its records over the time from its end to the last's
@@ -558,8 +567,8 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
             f"{m['commits_measured']:,} / {m['commits_unseen']:,}",
             f"{b['commits_measured']:,} / {b['commits_unseen']:,}",
         ),
-        ("records decoded / s (batch time)", f"{m['decoded_per_batch_s'] or 0:,}", "—"),
-        ("records decoded / s (wall, after batch 0)", f"{m['decoded_per_wall_s'] or 0:,}", "—"),
+        ("records read / s (batch time)", f"{m['decoded_per_batch_s'] or 0:,}", "—"),
+        ("records read / s (wall, after batch 0)", f"{m['decoded_per_wall_s'] or 0:,}", "—"),
         ("micro-batches / polls", f"{m['batches']}", f"{b['polls']}"),
         ("poll p50 / p95 (s)", "—", f"{b['poll_p50_s'] or 0:.2f} / {b['poll_p95_s'] or 0:.2f}"),
         ("CPU s / wall s", f"{m['cpu_s']} / {m['wall_s']}", f"{b['cpu_s']} / {b['wall_s']}"),
@@ -601,7 +610,8 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
         *(f"| {a} | {x} | {y} |" for a, x, y in rows),
         "",
         f"Largest micro-batch {m['largest_batch_records']:,} records, longest "
-        f"{m['longest_batch_s']:.1f} s; {m['records']:,} records in {m['batch_seconds']} s of "
+        f"{m['longest_batch_s']:.1f} s; {m['records']:,} records read ({m['decoded']:,} decoded "
+        f"on the driver, the last per key) in {m['batch_seconds']} s of "
         f"batches over {m['wall_s']} s.",
         "",
         "State after each minute (the checkpoint: kept commit state, samples and windows, and "
