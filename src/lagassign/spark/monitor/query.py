@@ -96,9 +96,22 @@ class _Stop:
 
     def __init__(self) -> None:
         self.requested = threading.Event()
+        #: set as each micro-batch's rows are written
+        self.batch_ended = threading.Event()
 
     def __call__(self, signum: int, _frame: FrameType | None) -> None:
         self.requested.set()
+
+    def between_batches(self, query: Any) -> None:
+        """Returns once no trigger is running, or once a micro-batch has written its rows
+        since the call: micro-batches that take longer than the interval run back to back, and
+        the moment between two of them is too short to be seen by polling, so waiting for an
+        idle trigger alone kept such a query running past ``--duration`` (bench/monitor.py saw
+        three more batches). Stopping right after a batch's rows may cut Spark's commit of that
+        batch; a restart then replays it, and a replay replaces its rows (docs/monitor.md)."""
+        self.batch_ended.clear()
+        while query.status["isTriggerActive"] and not self.batch_ended.wait(_POLL_S):
+            pass
 
 
 def run_monitor(options: MonitorOptions) -> int:
@@ -152,6 +165,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
             reduced = batch_records(frame)
             summary = batches.run(batch_id, reduced.records, read=reduced.read)
             print(progress_line(summary), flush=True)
+            stop.batch_ended.set()
 
         reader_stream = spark.readStream.format("kafka")
         for key, value in source_options(options).items():
@@ -166,8 +180,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
         ends = None if options.duration is None else time.monotonic() + options.duration
         while query.isActive:
             if stop.requested.is_set() or (ends is not None and time.monotonic() >= ends):
-                while query.status["isTriggerActive"]:
-                    time.sleep(_POLL_S)
+                stop.between_batches(query)
                 query.stop()
                 break
             time.sleep(_POLL_S)
