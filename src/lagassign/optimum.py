@@ -208,14 +208,16 @@ def utilisation_optimum(
     *,
     time_limit: float = 20.0,
     gap: float = 1e-4,
+    node_limit: int | None = None,
 ) -> Optimum:
     """The smallest largest inflow ÷ capacity over members (``rates``: produce rate per
-    partition; ``capacity``: msg/s per member id, positive)."""
+    partition; ``capacity``: msg/s per member id, positive); ``node_limit`` as in
+    :func:`optimum`."""
     if not group.members or not any(
         p.tp.topic in m.topics for p in group.partitions() for m in group.members
     ):
         return Optimum(0.0, 0.0)
-    model = _Assignments(group, time_limit, gap, extra=1)
+    model = _Assignments(group, time_limit, gap, extra=1, node_limit=node_limit)
     u = model.columns - 1
     model.minimise(u)
     for i, m in enumerate(model.members):
@@ -240,11 +242,12 @@ def catch_up_feasible(
     within: float,
     *,
     time_limit: float = 20.0,
+    node_limit: int | None = None,
 ) -> bool | None:
     """Whether some plan has every member catch up within ``within`` seconds while it keeps
     below capacity: L_m + T·I_m ≤ T·C_m and I_m < C_m for every m. None: the solver could not
-    tell in ``time_limit``."""
-    model = _Assignments(group, time_limit, 0.0, extra=0)
+    tell in ``time_limit`` or ``node_limit`` branch-and-bound nodes."""
+    model = _Assignments(group, time_limit, 0.0, extra=0, node_limit=node_limit)
     together = {tp: lags[tp] + within * rates[tp] for tp in rates}
     for i, m in enumerate(model.members):
         cols = model.by_member[i]
@@ -265,6 +268,7 @@ def catch_up_optimum(
     *,
     precision: float = 0.002,
     time_limit: float = 20.0,
+    node_limit: int | None = None,
 ) -> Optimum:
     """The smallest largest catch-up time among plans that keep every member below capacity,
     by bisection between 0 and ``upper``, a catch-up time some plan achieves. Without
@@ -281,7 +285,9 @@ def catch_up_optimum(
     low = 0.0
 
     def feasible(within: float) -> bool | None:
-        return catch_up_feasible(group, lags, rates, capacity, within, time_limit=time_limit)
+        return catch_up_feasible(
+            group, lags, rates, capacity, within, time_limit=time_limit, node_limit=node_limit
+        )
 
     if feasible(0.0):
         return Optimum(0.0, 0.0)
