@@ -90,6 +90,27 @@ def test_single_member_drains_in_exactly_backlog_over_spare_throughput(dt):
     assert run.series.total[at(run, 60.0)] == pytest.approx(1200 - 60 * 10)
 
 
+def test_eager_floor_is_the_ideal_with_the_group_idle_during_every_pause():
+    # 1,200 behind, 5 produced and 15 read per second. A member reading 5 more joins at 30 s
+    # and leaves at 35 s: without pauses 900 left at 30 s, 825 at 35 s, 82.5 s more. With
+    # them the leave, within the join's 10 s pause, restarts it: nobody reads from 30 to 45 s,
+    # 900 + 75 produced = 975 left, 975 ÷ 10 = 97.5 s more, drained at 142.5 s.
+    g = rated({"t": [1000, 200]}, {"t": [4.0, 1.0]}, {"solo": ["t"]})
+    scenario = Scenario(
+        g,
+        throughput=15.0,
+        member_throughput={"j": 5.0},
+        events=(Join(30.0, Member("j", frozenset({"t"}))), Leave(35.0, "j")),
+        horizon=500.0,
+        rebalance_pause=10.0,
+    )
+    assert ideal_drain_time(scenario) == pytest.approx(117.5)
+    assert ideal_drain_time(scenario, paused=True) == pytest.approx(142.5)
+    # an eager strategy in the simulator revokes everything for the pause: no sooner
+    run = one_run(scenario, "range")
+    assert run.drain_time is not None and run.drain_time >= 142.5
+
+
 def test_drain_time_is_the_end_of_the_step_it_happens_in():
     g = rated({"t": [1000]}, {"t": [0.0]}, {"solo": ["t"]})
     run = one_run(Scenario(g, throughput=30.0, dt=1.0, horizon=100.0), "range")
