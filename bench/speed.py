@@ -1,7 +1,8 @@
 """Speed: `lag` and `balanced` beside Kafka's Java CooperativeStickyAssignor, on one input.
 
 The input is issue 5's: 500 topics × 2,000 partitions (1M) onto 2,000 members with identical
-subscriptions and skewed lag (``--scale`` shrinks topics and partitions for a quick look);
+subscriptions and skewed lag, then 100 topics × 1,000 partitions (100k) onto 200 members to show
+how each grows (``--scale`` shrinks topics and partitions of both for a quick look);
 ``balanced time-aware`` is `balanced` on the same group with produce rates and member
 capacities up to sixfold apart (``samples.with_rates``), planning for catch-up time.
 Each measurement runs in its own process, so its peak memory (max RSS, which includes building
@@ -9,7 +10,7 @@ the group) is its own; Java runs the same group twice in one JVM and the warm ru
 
     .venv/bin/python bench/speed.py [--scale 1.0]
 
-Prints a table and writes bench/results/speed.json and speed.md.
+Prints a table per shape and writes bench/results/speed.json and speed.md.
 """
 
 from __future__ import annotations
@@ -84,10 +85,48 @@ def measure(what: str, topics: int, partitions: int, members: int) -> dict[str, 
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
+#: the second shape, to show how each grows: 100 topics × 1,000 partitions (100k) onto 200
+#: members, scaled as the first
+SMALLER = (100, 1000, 200)
+
+
+def run_shape(
+    topics: int, partitions: int, members: int
+) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Every assignor on one shape: its results and its markdown table (also printed)."""
+    results: dict[str, dict[str, float]] = {}
+    for what in (*PYTHON_STRATEGIES, TIME_AWARE, JAVA):
+        print(f"measuring {what} at {topics}×{partitions}/{members} ...", file=sys.stderr)
+        results[what] = measure(what, topics, partitions, members)
+    java = results[JAVA]["seconds"]
+    table = Table(title=f"{topics} topics × {partitions} partitions onto {members} members")
+    for column in ("assignor", "seconds", "÷ Java", "peak MiB", "peak ÷ Java"):
+        table.add_column(column, justify="left" if column == "assignor" else "right")
+    lines = [
+        f"{topics} topics × {partitions} partitions ({topics * partitions:,}) onto {members:,} "
+        "members, identical subscriptions; each in its own process, Java warm (second run in "
+        "one JVM).",
+        "",
+        "| assignor | seconds | ÷ Java | peak MiB | peak ÷ Java |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    java_peak = results[JAVA]["peak_mib"]
+    for what, r in results.items():
+        row = [
+            what, f"{r['seconds']:.2f}", f"{r['seconds'] / java:.2f}", f"{r['peak_mib']:.0f}",
+            f"{r['peak_mib'] / java_peak:.2f}",
+        ]
+        table.add_row(*row)
+        lines.append("| " + " | ".join(row) + " |")
+    Console().print(table)
+    return results, lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0,
-                        help="fraction of topics and of partitions per topic (members stay 2,000)")
+                        help="fraction of topics and of partitions per topic (members stay 2,000 "
+                        "and 200)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--shape", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -96,33 +135,21 @@ def main() -> None:
         print(json.dumps(child(args.child, topics, partitions, members)))
         return
 
-    topics, partitions = max(1, int(500 * args.scale)), max(1, int(2000 * args.scale))
-    members = 2000
-    results = {}
-    for what in (*PYTHON_STRATEGIES, TIME_AWARE, JAVA):
-        print(f"measuring {what} ...", file=sys.stderr)
-        results[what] = measure(what, topics, partitions, members)
-    java = results[JAVA]["seconds"]
-    table = Table(title=f"{topics} topics × {partitions} partitions onto {members} members")
-    for column in ("assignor", "seconds", "÷ Java", "peak MiB"):
-        table.add_column(column, justify="left" if column == "assignor" else "right")
-    lines = [
-        f"{topics} topics × {partitions} partitions ({topics * partitions:,}) onto {members:,} "
-        "members, identical subscriptions; each in its own process, Java warm (second run in "
-        "one JVM).",
-        "",
-        "| assignor | seconds | ÷ Java | peak MiB |",
-        "|---|---:|---:|---:|",
+    shapes = [
+        (max(1, int(t * args.scale)), max(1, int(p * args.scale)), m)
+        for t, p, m in ((500, 2000, 2000), SMALLER)
     ]
-    for what, r in results.items():
-        row = [what, f"{r['seconds']:.2f}", f"{r['seconds'] / java:.2f}", f"{r['peak_mib']:.0f}"]
-        table.add_row(*row)
-        lines.append("| " + " | ".join(row) + " |")
-    Console().print(table)
+    measured = []
+    lines: list[str] = []
+    for topics, partitions, members in shapes:
+        results, table = run_shape(topics, partitions, members)
+        shape = {"topics": topics, "partitions_per_topic": partitions, "members": members}
+        measured.append({**shape, "results": results})
+        lines += [*table, ""]
     RESULTS.mkdir(exist_ok=True)
-    shape = {"topics": topics, "partitions_per_topic": partitions, "members": members}
-    (RESULTS / "speed.json").write_text(json.dumps({**shape, "results": results}, indent=1))
-    (RESULTS / "speed.md").write_text("\n".join(lines) + "\n")
+    # the first shape's keys at the top, as before; the others under "also"
+    (RESULTS / "speed.json").write_text(json.dumps({**measured[0], "also": measured[1:]}, indent=1))
+    (RESULTS / "speed.md").write_text("\n".join(lines))
 
 
 if __name__ == "__main__":
