@@ -135,6 +135,34 @@ def test_a_negative_committed_offset_counts_as_none() -> None:
     assert plans.values("g").catch_up_now_s == 1940.0
 
 
+def one_member(start: tuple[int, int], lag: int) -> PlanValues:
+    """Member a alone on t-0, planned at 0 s (log end, committed: ``start``) and 300 s later,
+    after 56 records a second came and a read as many, ``lag`` behind the log end."""
+    members = {"g": (live("a", ("t", 0)),)}
+    plans = MonitorPlans()
+    end, committed = start
+    plans.update(0.0, *sample((end,), committed), members, every_s=300)
+    end += 56 * 300
+    plans.update(300.0, *sample((end,), end - lag), members, every_s=300)
+    return plans.values("g")
+
+
+def test_a_member_keeping_up_with_lag_in_flight_is_not_falling_behind() -> None:
+    """a reads the 56 a second that come in and is 170 behind at the plan's sample (what came
+    since its last commit): no more than it reads in the 300 s between the plans, so it is not
+    saturated, its 56 a second is no capacity, and it is caught up (a share of what the group
+    reads is only a lower bound). 20,000 behind (more than 56 × 300) it is saturated: its
+    capacity is its inflow, it falls behind."""
+    keeping_up = one_member((1_000, 830), 170)
+    assert keeping_up == PlanValues(0.0, 0.0, None)
+    behind = one_member((30_000, 10_000), 20_000)
+    assert (behind.catch_up_now_s, behind.catch_up_balanced_s) == (math.inf, math.inf)
+    assert behind.recommendation == (
+        "falling behind: a (takes in 56/s, reads 56/s); balanced cannot keep up either: "
+        "add consumers"
+    )
+
+
 def test_without_members_or_a_description_the_plan_cannot_tell() -> None:
     for members in ({"g": ()}, {"g": None}, {}):
         assert planned((600, 0, 0, 0), members=members) == PlanValues()

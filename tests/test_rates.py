@@ -1,7 +1,10 @@
 """Rates from offset samples, the drain horizon, catch-up time, and rate-aware `balanced`."""
 
+from dataclasses import replace
+
 import pytest
 
+from lagassign.formats.snapshot_rows import build_group, group_rows
 from lagassign.lag_rules import group_lags
 from lagassign.model import (
     Assignment,
@@ -16,6 +19,7 @@ from lagassign.model import (
 from lagassign.rates import (
     DEFAULT_HORIZON,
     MAX_HORIZON,
+    capacities,
     catch_up_seconds,
     drain_horizon,
     drain_seconds,
@@ -50,6 +54,48 @@ def test_rates_from_two_samples():
 def test_samples_must_be_apart():
     with pytest.raises(ModelError, match="apart"):
         measure_rates(sampled([1], [0]), sampled([1], [0]), 0)
+
+
+def owned_by_a(end: int, committed: int) -> Group:
+    t = Topic("t", (Partition("t", 0, offsets=Offsets(0, end, committed)),))
+    return Group.of([t], [Member("a", frozenset({"t"}), owned=(TopicPartition("t", 0),))])
+
+
+@pytest.mark.parametrize(
+    ("lag", "source", "catch_up"),
+    [
+        (170, "share", 0.0),  # 3 s of inflow in flight: keeping up
+        (20_000, "measured", float("inf")),  # more than 560 it reads in 10 s: saturated
+    ],
+)
+def test_over_a_known_window_only_a_backlog_beyond_what_it_reads_there_saturates(
+    lag: int, source: str, catch_up: float
+) -> None:
+    """rates.saturated's worked example: a reads 56 a second over 10 s while 56 come in."""
+    before, after = owned_by_a(1000 + lag, 1000), owned_by_a(1560 + lag, 1560)
+    group = measure_rates(before, after, seconds=10)
+    assert group.rate_window == 10
+    lags = group_lags(group)
+    capacity = capacities(group, lags)
+    assert capacity is not None
+    assert (capacity.by_member["a"], capacity.source["a"]) == (56.0, source)
+    current = Assignment({"a": (TopicPartition("t", 0),)})
+    assert catch_up_seconds(group, current, lags) == catch_up
+    # the same rates given as such (a group file): any backlog saturates, as before
+    as_given = replace(group, rate_window=None)
+    assert capacities(as_given, lags).source["a"] == "measured"  # type: ignore[union-attr]
+    assert catch_up_seconds(as_given, current, lags) == float("inf")
+
+
+def test_the_rate_window_travels_in_the_pipeline_s_rows() -> None:
+    """pipeline --rate-window: a live read's group becomes rows on the executors and a group
+    again where it is planned; the window it was measured over comes with it."""
+    group = measure_rates(owned_by_a(1170, 1000), owned_by_a(1730, 1560), seconds=10)
+    columns = group_rows(group, "live")
+    rows = zip(*columns.values(), strict=True)
+    built = build_group([dict(zip(columns, row, strict=True)) for row in rows])
+    assert built.rate_window == 10
+    assert capacities(built, group_lags(built)).source["a"] == "share"  # type: ignore[union-attr]
 
 
 def rated(lags: list[int], rate_in: list[float], rate_out: list[float | None]) -> Group:

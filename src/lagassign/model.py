@@ -175,12 +175,18 @@ class Member:
 
 @dataclass(frozen=True)
 class Group:
-    """A consumer group: its members, the topics they subscribe and the group's reset policy."""
+    """A consumer group: its members, the topics they subscribe and the group's reset policy.
+
+    ``rate_window``: the seconds over which the partitions' rates were measured, when they were
+    (two offset samples that far apart: :func:`lagassign.rates.measure_rates`); None when the
+    rates were given as such (a group file) or there are none. It decides which members count
+    as saturated (:func:`lagassign.rates.saturated`)."""
 
     id: str
     topics: Mapping[str, Topic]
     members: tuple[Member, ...]
     auto_offset_reset: str = "latest"
+    rate_window: float | None = None
     _partitions: Mapping[TopicPartition, Partition] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -62,7 +62,7 @@ def measure_rates(before: Group, after: Group, seconds: float) -> Group:
             )
             partitions.append(replace(p, rate_in=rate_in, rate_out=consumed))
         topics[name] = Topic(name, tuple(partitions))
-    return replace(after, topics=topics)
+    return replace(after, topics=topics, rate_window=seconds)
 
 
 def drain_seconds(backlog: float, consume_rate: float, produce_rate: float) -> float:
@@ -95,8 +95,10 @@ class Capacities:
     so what it reads now is what it can read; ``assumed``: neither, so it is taken to read like
     the members whose capacity is known (their median); ``share``: nothing is known of any
     member, and each is credited with an equal share of what the group reads now. A share is
-    only a lower bound (nobody is saturated, so members may read more), so a member without
-    backlog counts as caught up under it whatever comes in (:func:`member_catch_up`).
+    only a lower bound (nobody is saturated, so members may read more), so a member that would
+    not be saturated (:func:`saturated`: without backlog, or, with rates measured over a known
+    window, with no more than its partitions are read in it) counts as caught up under it
+    whatever comes in (:func:`member_catch_up`).
     """
 
     by_member: Mapping[str, float]
@@ -108,15 +110,40 @@ class Capacities:
         return any(s == "share" for s in self.source.values())
 
 
+def saturated(backlog: float, reads: float, window: float | None) -> bool:
+    """Whether a member with ``backlog`` messages to read, reading ``reads`` msg/s, reads as
+    fast as it can; ``window``: the group's :attr:`~lagassign.model.Group.rate_window`. The
+    one rule, for :func:`capacities` and :func:`catch_up_time`:
+
+    * Rates given as such (``window`` None: a group file): whenever it has backlog.
+    * Rates measured between two samples ``window`` seconds apart (the monitor's plans,
+      ``plan``/``pipeline --rate-window``): only when its backlog is more than it reads in that
+      window, ``backlog > reads × window``. A member that keeps up still has some lag at any
+      sample, what came in since its last commit; that much it reads within the window, so
+      it is in flight, not a backlog the member could not clear.
+
+    Worked example, a window of 10 s: a member reads 56 msg/s while 56 msg/s come in and has
+    170 messages of lag at the sample (3 s of inflow since its last commit): 170 ≤ 56 × 10 =
+    560, in flight, not saturated (as in a file, lag 170 would make it saturated: capacity
+    56 msg/s, exactly its inflow, catching up never). Another reads 56 msg/s with 20,000 of
+    lag: 20,000 > 560, saturated, capacity 56 msg/s.
+
+    >>> saturated(170, 56.0, None), saturated(170, 56.0, 10.0), saturated(20_000, 56.0, 10.0)
+    (True, False, True)
+    """
+    return backlog > (0.0 if window is None else reads * window)
+
+
 def capacities(group: Group, lags: Mapping[TopicPartition, int]) -> Capacities | None:
     """What each member of ``group`` can read, in messages per second; None if nothing says.
 
     1. A member that gives its capacity has it.
-    2. A member that owns partitions with backlog is saturated: it reads as fast as it can,
-       so its measured consume rate, the sum of ``rate_out`` over what it owns, is its
-       capacity. (Only when every partition it owns has a known ``rate_out`` and the sum is
-       positive: a member that reads nothing at all has stalled, which says nothing of its
-       capacity.)
+    2. A member that owns partitions with backlog is saturated (:func:`saturated`: with rates
+       measured over a known window, only a backlog more than it reads in the window): it
+       reads as fast as it can, so its measured consume rate, the sum of ``rate_out`` over
+       what it owns, is its capacity. (Only when every partition it owns has a known
+       ``rate_out`` and the sum is positive: a member that reads nothing at all has stalled,
+       which says nothing of its capacity.)
     3. Every other member is assumed to read like those: the median of the capacities of
        steps 1 and 2.
     4. When no member's capacity is known that way, but the group's consume rate is, every
@@ -141,10 +168,10 @@ def capacities(group: Group, lags: Mapping[TopicPartition, int]) -> Capacities |
             continue
         tps = owned.get(m.id, ())
         consumed = [group.partition(tp).rate_out for tp in tps]
-        saturated = any(lags.get(tp, 0) > 0 for tp in tps)
-        if saturated and all(r is not None for r in consumed):
+        if all(r is not None for r in consumed):
             measured = sum(r for r in consumed if r is not None)
-            if measured > 0:
+            backlog = sum(lags.get(tp, 0) for tp in tps)
+            if measured > 0 and saturated(backlog, measured, group.rate_window):
                 by_member[m.id], source[m.id] = measured, "measured"
     if by_member:
         typical = statistics.median(by_member.values())
@@ -166,15 +193,23 @@ def planning_capacities(group: Group, lags: Mapping[TopicPartition, int]) -> Cap
 
 
 def catch_up_time(
-    backlog: float, inflow: float, capacity: float, *, lower_bound: bool = False
+    backlog: float,
+    inflow: float,
+    capacity: float,
+    *,
+    lower_bound: bool = False,
+    reads: float = 0.0,
+    window: float | None = None,
 ) -> float:
     """Seconds until a member reading ``capacity`` msg/s has read ``backlog`` while ``inflow``
     more arrives: ``backlog ÷ (capacity − inflow)``; ``inf`` (never) when ``inflow`` is not
     below ``capacity``, even without backlog now, for the backlog will grow (a member with neither
     backlog nor inflow has caught up, whatever its capacity). With
-    ``lower_bound`` (the capacity is only a share, :class:`Capacities`), a member without
-    backlog counts as caught up."""
-    if backlog == 0 and (lower_bound or inflow == 0):
+    ``lower_bound`` (the capacity is only a share, :class:`Capacities`), a member that would
+    not be saturated counts as caught up: one without backlog, or, with rates measured over
+    ``window`` seconds, one whose backlog its partitions' readers read within it (``reads``:
+    their measured consume rate; :func:`saturated`)."""
+    if (lower_bound and not saturated(backlog, reads, window)) or (backlog == 0 and inflow == 0):
         return 0.0
     if inflow >= capacity:
         return math.inf
@@ -191,18 +226,24 @@ def member_catch_up(
 ) -> dict[str, float]:
     """Each member's catch-up time under ``assignment`` (:func:`catch_up_time`): its backlog
     L (the lag of its partitions), its inflow I (their ``rate_in``, or 0 where none is
-    known), its capacity C. ``rate_in``: every partition's, if the caller has them already."""
+    known), its capacity C; under shares with rates measured over a known window, what its
+    partitions are read at (their ``rate_out``, or 0 where none is known). ``rate_in``: every
+    partition's, if the caller has them already."""
     # One pass over the partitions and one look at the sources, not one per member: on groups
     # of a million partitions that was most of a time-aware plan's work.
     if rate_in is None:
         rate_in = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
     shared = capacity.shared
+    window = group.rate_window if shared else None
+    rate_out = {p.tp: p.rate_out or 0.0 for p in group.partitions()} if window is not None else None
     return {
         member_id: catch_up_time(
             sum(map(lags.__getitem__, tps)),
             sum(map(rate_in.__getitem__, tps)),
             capacity.by_member[member_id],
             lower_bound=shared,
+            reads=sum(map(rate_out.__getitem__, tps)) if rate_out is not None else 0.0,
+            window=window,
         )
         for member_id, tps in assignment.partitions.items()
     }

@@ -373,6 +373,7 @@ def checked_batch(chunk: Chunk, arrow: Mapping[str, pa.Array] | None = None) -> 
     columns: dict[str, pa.Array] = {
         **arrays,
         "lag": pa.nulls(n, pa.int64()),
+        "rate_window": pa.nulls(n, pa.float64()),
         "source": pa.array([chunk.source] * n, pa.string()),
         "row": pa.array(chunk.rows, pa.int64()),
         "error": pa.nulls(n, pa.string()),

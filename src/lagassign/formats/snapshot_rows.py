@@ -6,9 +6,11 @@ files hold (:mod:`lagassign.formats.snapshot` reads and checks them) and what ev
 the fleet pipeline (snapshot files, describe dumps, a live cluster, the sample fleet) turns its
 input into. Inside the pipeline, rows carry more than a file does (:data:`ROW_SCHEMA`):
 ``source`` and ``row`` say where a row came from, so that every later error can name the file
-and the row; ``lag`` is a lag given as such (describe dumps) instead of offsets; a row with a
-null ``topic`` is a member that owns nothing (live groups have them); ``error`` marks a source
-that failed (the only non-null column then, with ``source`` and ``row``).
+and the row; ``lag`` is a lag given as such (describe dumps) instead of offsets;
+``rate_window`` the seconds a live read measured the rates over
+(:attr:`lagassign.model.Group.rate_window`, which decides saturation; a file's rates have none);
+a row with a null ``topic`` is a member that owns nothing (live groups have them); ``error``
+marks a source that failed (the only non-null column then, with ``source`` and ``row``).
 
 The rows of a group make the model group this way (:func:`build_group`): its members are the
 distinct non-null ``member_id``\\ s, each owning the partitions of its rows; a member subscribes
@@ -84,6 +86,7 @@ ROW_SCHEMA = pa.schema(
     [
         *SNAPSHOT_SCHEMA,
         pa.field("lag", pa.int64()),
+        pa.field("rate_window", pa.float64()),
         pa.field("source", pa.string()),
         pa.field("row", pa.int64()),
         pa.field("error", pa.string()),
@@ -128,6 +131,7 @@ def group_rows(
             "generation": member.generation if member else None,
             "capacity": member.capacity if member else None,
             "auto_offset_reset": group.auto_offset_reset,
+            "rate_window": group.rate_window,
             "subscribed": subscription(member_id),
             "source": source,
             **values,
@@ -321,7 +325,13 @@ def build_group(rows: Sequence[Row]) -> Group:
         name: Topic(name, tuple(partitions[name])) for name in sorted(partitions, key=java_order)
     }
     try:
-        return Group(group_id, topics, tuple(model_members), reset or DEFAULT_AUTO_OFFSET_RESET)
+        return Group(
+            group_id,
+            topics,
+            tuple(model_members),
+            reset or DEFAULT_AUTO_OFFSET_RESET,
+            next((w for r in rows if (w := r.get("rate_window")) is not None), None),
+        )
     except ModelError as e:  # pragma: no cover - the checks above come first
         raise InputError(_where(rows[0]), f"group {group_id!r}: {e}") from None
 

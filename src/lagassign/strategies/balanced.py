@@ -1052,6 +1052,14 @@ def catch_up_plan(
     speeds = capacity.by_member
     backlogs, inflows = totals.column(backlog), totals.column(inflow)
     shared = capacity.shared
+    # under shares with rates measured over a known window, what each member's partitions are
+    # read at decides whether its backlog is only in flight (rates.saturated)
+    window = group.rate_window if shared else None
+    reads = (
+        totals.column([p.rate_out or 0.0 for p in totals.partitions])
+        if window is not None
+        else None
+    )
 
     def rates() -> dict[TopicPartition, float]:
         """rate_in per partition: the weights of the utilisation plan"""
@@ -1066,10 +1074,15 @@ def catch_up_plan(
     def slowest(plan: _State) -> float:
         """the largest catch-up time (:func:`lagassign.rates.member_catch_up`, exactly)"""
         owner = totals.owners(plan)
+        read = totals.sum(owner, reads) if reads is not None else [0.0] * len(group.members)
         times = (
-            catch_up_time(b, r, speeds[m.id], lower_bound=shared)
-            for m, b, r in zip(
-                group.members, totals.sum(owner, backlogs), totals.sum(owner, inflows), strict=True
+            catch_up_time(b, r, speeds[m.id], lower_bound=shared, reads=o, window=window)
+            for m, b, r, o in zip(
+                group.members,
+                totals.sum(owner, backlogs),
+                totals.sum(owner, inflows),
+                read,
+                strict=True,
             )
         )
         return max(times, default=0.0)
