@@ -6,6 +6,7 @@ tests/kafka/test_monitor_batch_live.py."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -338,8 +339,22 @@ def test_group_status_over_micro_batches_and_a_replay(tmp_path: Path) -> None:
         ("stop", None),
         ("warn", None),
     }
-    nulls = ("catch_up_now_s", "catch_up_balanced_s", "recommendation")
-    assert {r[name] for r in rows for name in nulls} == {None}
+    # batch 0: one log-end sample, no rates: no plan. Batch 1 plans each group (the log end
+    # took in 4/s), batches 2 and 3 carry its values (the next plan is due in 5 minutes).
+    # ok reads 4/s (100 → 120 in its window) and is caught up: 0 s, also under balanced;
+    # rewind and stall read 0/s: owning nothing now (null), never under balanced, which gives
+    # their one member the partition; stop has no member and warn no description: null.
+    plans = ("catch_up_now_s", "catch_up_balanced_s", "recommendation")
+    planned = {
+        "ok": (0.0, 0.0, None),
+        "rewind": (None, math.inf, None),
+        "stall": (None, math.inf, None),
+        "stop": (None, None, None),
+        "warn": (None, None, None),
+    }
+    assert [tuple(r[n] for n in plans) for r in rows] == [(None, None, None)] * 5 + [
+        planned[str(r["group"])] for r in rows[5:]
+    ]
 
     replay = MonitorBatches(out, state_dir, read_logs, clock=clock, read_members=read_members)
     replay.run(3, batch_records(3))

@@ -1,11 +1,14 @@
 """The monitor's plans without Spark or a broker (spark/monitor/plans.py): when a group is
-planned, rates and capacities measured between two plans' samples, catch-up times now and
-under balanced, each recommendation rule, and plans kept per micro-batch across a restart.
+planned, rates and capacities measured over the kept log-end samples and commit windows (the
+committed offsets at the samples' times),
+catch-up times now and under balanced, each recommendation rule, and plans kept per
+micro-batch across a replay.
 
 Two members of group "g" on topic "t": ``a`` owns t-0 and t-1, ``b`` t-2 and t-3. The first
-plan's sample at 0 s: log ends 10,000, 10,000, 1,000, 1,000, nothing committed. The second, at
-60 s: every partition committed 600 (10 a second each, so each member reads 20 a second and,
-owning backlog, is saturated: its capacity is 20), and the producers' rates as each test says.
+micro-batch at 0 s: log ends 10,000, 10,000, 1,000, 1,000, every partition committed 0. The
+second, at 60 s: every partition committed 600 (10 a second each, so each member reads 20 a
+second and, owning backlog, is saturated: its capacity is 20), and the producers' rates as each
+test says.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
+from lagassign.formats.consumer_offsets import OffsetCommit
 from lagassign.kafka.offsets import LiveMember
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.batch import MonitorBatches
@@ -27,8 +31,12 @@ from lagassign.spark.monitor.plans import (
     MonitorPlans,
     PlanValues,
     catch_up_cut,
+    committed_series,
     group_offsets,
 )
+from lagassign.spark.monitor.samples import EndSamples
+from lagassign.spark.monitor.windows import CommitWindows
+from lagassign.status import Commit
 from tests.test_consumer_offsets import key, value
 from tests.test_monitor_batch import Clock, commit, live
 
@@ -38,14 +46,41 @@ MEMBERS: dict[str, tuple[LiveMember, ...] | None] = {
 }
 
 
-def sample(
-    ends: tuple[int, ...], committed: int
-) -> tuple[CommitState, dict[TopicPartition, Offsets]]:
-    """The commit state with every partition at ``committed``, and the partitions' logs."""
-    state = CommitState()
-    state.apply([commit("g", "t", p, committed) for p in range(len(ends))])
-    logs = {TopicPartition("t", p): Offsets(0, end) for p, end in enumerate(ends)}
-    return state, logs
+class Batches:
+    """:class:`MonitorPlans` fed as :class:`MonitorBatches` feeds it: each micro-batch's
+    commits applied to the state, a log-end sample of every partition, the commits added to
+    their windows, then the plans updated."""
+
+    def __init__(self) -> None:
+        self.state = CommitState()
+        self.samples = EndSamples()
+        self.windows = CommitWindows()
+        self.plans = MonitorPlans()
+
+    def at(
+        self,
+        now: float,
+        ends: Sequence[int],
+        commits: Sequence[OffsetCommit],
+        members: Mapping[str, Sequence[LiveMember] | None] = MEMBERS,
+        every_s: float = 60,
+        **kwargs: float,
+    ) -> PlanValues:
+        """The micro-batch at ``now`` s of ``commits`` (stamped ``now``), with log ends
+        ``ends`` of topic t; g's values after it."""
+        stamped = [replace(c, commit_timestamp_ms=round(now * 1000)) for c in commits]
+        changes = self.state.apply(stamped)
+        logs = {TopicPartition("t", p): Offsets(0, end) for p, end in enumerate(ends)}
+        self.samples.add(now, logs)
+        self.windows.add(changes, logs, self.samples)
+        self.plans.update(
+            now, self.state, logs, members, self.samples, self.windows, every_s, **kwargs
+        )
+        return self.plans.values("g")
+
+
+def every(committed: int, group: str = "g") -> list[OffsetCommit]:
+    return [commit(group, "t", p, committed) for p in range(len(ENDS))]
 
 
 def planned(
@@ -53,13 +88,14 @@ def planned(
     threshold: float = 0.2,
     members: Mapping[str, Sequence[LiveMember] | None] = MEMBERS,
 ) -> PlanValues:
-    """The second plan's values, after ``produced[p]`` more records in partition p."""
-    plans = MonitorPlans()
-    plans.update(0.0, *sample(ENDS, 0), members, every_s=60)
-    assert plans.values("g") == PlanValues()  # the first plan has no rates to tell by
+    """The values of the second micro-batch, after ``produced[p]`` more records in
+    partition p."""
+    batches = Batches()
+    # one sample: no rates to tell by yet
+    assert batches.at(0.0, ENDS, every(0), members) == PlanValues()
+    assert batches.plans.last == {}
     ends = tuple(e + n for e, n in zip(ENDS, produced, strict=True))
-    plans.update(60.0, *sample(ends, 600), members, 60, threshold)
-    return plans.values("g")
+    return batches.at(60.0, ends, every(600), members, threshold=threshold)
 
 
 def test_balanced_cuts_the_catch_up_time_and_is_recommended() -> None:
@@ -107,12 +143,12 @@ def test_a_partition_assigned_but_not_sampled_is_left_out() -> None:
 
 
 def test_a_group_that_reads_nothing_falls_behind_at_0_a_second() -> None:
-    """Nothing read between the samples: no member is measured, each gets a share of the 0 the
-    group reads, and every member with backlog never catches up, under any plan."""
-    plans = MonitorPlans()
-    plans.update(0.0, *sample(ENDS, 0), MEMBERS, every_s=60)
-    plans.update(60.0, *sample(ENDS, 0), MEMBERS, every_s=60)
-    values = plans.values("g")
+    """Nothing committed since the first micro-batch (the committed offsets at both samples
+    are 0): no member is measured, each gets a share of the 0 the group reads, and every
+    member with backlog never catches up, under any plan."""
+    batches = Batches()
+    batches.at(0.0, ENDS, every(0))
+    values = batches.at(60.0, ENDS, [])
     assert (values.catch_up_now_s, values.catch_up_balanced_s) == (math.inf, math.inf)
     assert values.recommendation == (
         "falling behind: a (takes in 0/s, reads 0/s), b (takes in 0/s, reads 0/s); "
@@ -122,29 +158,38 @@ def test_a_group_that_reads_nothing_falls_behind_at_0_a_second() -> None:
 
 def test_a_negative_committed_offset_counts_as_none() -> None:
     """A client committed -1 to t-3: the sample has no committed offset there (the model
-    rejects negative offsets), so t-3 has no consume rate and b, owning it, is not measured:
-    it is assumed to read like a, 20 a second."""
-    plans = MonitorPlans()
-    state, logs = sample(ENDS, 0)
-    state.apply([commit("g", "t", 3, -1)])
-    assert group_offsets(state, logs)["g"][TopicPartition("t", 3)] == Offsets(0, 1_000)
-    plans.update(0.0, state, logs, MEMBERS, every_s=60)
-    state, logs = sample((10_600, *ENDS[1:]), 600)
-    state.apply([commit("g", "t", 3, -1)])
-    plans.update(60.0, state, logs, MEMBERS, every_s=60)
-    assert plans.values("g").catch_up_now_s == 1940.0
+    rejects negative offsets) and its window no position, so t-3 has no consume rate and b,
+    owning it, is not measured: it is assumed to read like a, 20 a second."""
+    batches = Batches()
+    negative = commit("g", "t", 3, -1)
+    batches.at(0.0, ENDS, [*every(0)[:3], negative])
+    assert group_offsets(batches.state, {TopicPartition("t", 3): Offsets(0, 1_000)}) == {
+        "g": {TopicPartition("t", 3): Offsets(0, 1_000)}
+    }
+    values = batches.at(60.0, (10_600, *ENDS[1:]), [*every(600)[:3], negative])
+    assert values.catch_up_now_s == 1940.0
+
+
+def test_the_committed_offset_at_each_sample_time_from_the_window() -> None:
+    """At each sample time the newest commit at or before it: one commit older than every
+    sample holds at each (so a partition nothing was committed to since reads 0), a time
+    before the window's oldest commit or at a negative offset has none."""
+    window = [Commit(100, 10.0, 5), Commit(160, 16.0, 4)]
+    assert committed_series(window, [5.0, 16.0, 30.0]) == [(16.0, 160), (30.0, 160)]
+    assert committed_series(window[:1], [20.0, 30.0]) == [(20.0, 100), (30.0, 100)]
+    assert committed_series([*window, Commit(-1, 20.0, 0)], [15.0, 25.0]) == [(15.0, 100)]
 
 
 def one_member(start: tuple[int, int], lag: int) -> PlanValues:
-    """Member a alone on t-0, planned at 0 s (log end, committed: ``start``) and 300 s later,
+    """Member a alone on t-0, its first micro-batch at 0 s (log end, committed: ``start``) and
+    its second, planned, 300 s later,
     after 56 records a second came and a read as many, ``lag`` behind the log end."""
     members = {"g": (live("a", ("t", 0)),)}
-    plans = MonitorPlans()
+    batches = Batches()
     end, committed = start
-    plans.update(0.0, *sample((end,), committed), members, every_s=300)
+    batches.at(0.0, (end,), [commit("g", "t", 0, committed)], members, every_s=300)
     end += 56 * 300
-    plans.update(300.0, *sample((end,), end - lag), members, every_s=300)
-    return plans.values("g")
+    return batches.at(300.0, (end,), [commit("g", "t", 0, end - lag)], members, every_s=300)
 
 
 def test_a_member_keeping_up_with_lag_in_flight_is_not_falling_behind() -> None:
@@ -168,43 +213,47 @@ def test_without_members_or_a_description_the_plan_cannot_tell() -> None:
         assert planned((600, 0, 0, 0), members=members) == PlanValues()
 
 
-def test_a_group_is_planned_every_period_and_forgotten_when_gone() -> None:
-    plans = MonitorPlans()
-    plans.update(0.0, *sample(ENDS, 0), MEMBERS, every_s=60)
-    first = plans.last["g"]
-    plans.update(59.0, *sample(ENDS, 590), MEMBERS, every_s=60)
-    assert plans.last["g"] is first  # not due: the sample the next rates start from stays
-    plans.update(60.0, *sample(ENDS, 600), MEMBERS, every_s=60)
-    assert plans.last["g"].time == 60.0 and plans.values("g").catch_up_now_s is not None
-    plans.update(61.0, CommitState(), {}, MEMBERS, every_s=60)
-    assert plans.last == {} and plans.values("g") == PlanValues()
+def test_a_group_is_planned_from_its_second_micro_batch_then_every_period() -> None:
+    """Micro-batches 30 s apart, a plan every 60 s: none at the first (one sample), the first
+    plan at the second, carried at the third, the next plan at the fourth; a group that no
+    longer has a committed partition is forgotten."""
+    batches = Batches()
+    assert batches.at(0.0, ENDS, every(0)) == PlanValues()
+    first = batches.at(30.0, (10_300, *ENDS[1:]), every(300))
+    assert batches.plans.last["g"].time == 30.0 and first.catch_up_now_s is not None
+    assert batches.at(60.0, (10_600, *ENDS[1:]), every(600)) == first
+    assert batches.plans.last["g"].time == 30.0  # not due
+    batches.at(90.0, (10_900, *ENDS[1:]), every(900))
+    assert batches.plans.last["g"].time == 90.0
+    batches.plans.update(91.0, CommitState(), {}, MEMBERS, batches.samples, batches.windows, 60)
+    assert batches.plans.last == {} and batches.plans.values("g") == PlanValues()
 
 
-def test_plans_beyond_the_budget_wait_for_the_next_micro_batch_longest_waiting_first() -> None:
-    """Three groups due, a timer that says each look took 1 s and a budget of 1.5 s: one plan
-    per micro-batch, the group that waited longest first; a new group's first plan (its sample)
-    is made whatever the budget."""
+def test_plans_beyond_the_budget_wait_for_the_next_micro_batch_never_planned_first() -> None:
+    """Three groups, a timer that says each plan took 1 s and a budget of 1.5 s: one plan per
+    micro-batch, a group never planned before any other (by name), then the one that waited
+    longest."""
     ticks = iter(range(1000))
 
     def timer() -> float:
         return float(next(ticks))
 
-    state = CommitState()
-    state.apply([commit(g, "t", 0, 0) for g in ("x", "y", "z")])
-    logs = {TopicPartition("t", 0): Offsets(0, 100)}
-    plans = MonitorPlans()
-    plans.update(0.0, state, logs, {}, every_s=60)
-    plans.last["y"] = replace(plans.last["y"], time=-10.0)  # y waited longest
+    batches = Batches()
+    groups = ("x", "y", "z")
+    batches.at(0.0, ENDS, [commit(g, "t", 0, 0) for g in groups], {}, timer=timer)
+    assert batches.plans.last == {}  # one sample: nothing due
     times = []
-    for now in (60.0, 61.0, 62.0):
-        if now == 61.0:
-            state.apply([commit("new", "t", 0, 0)])
-        plans.update(now, state, logs, {}, every_s=60, budget_s=1.5, timer=timer)
-        times.append({g: p.time for g, p in plans.last.items()})
+    for now in (1.0, 2.0, 3.0, 70.0, 71.0, 72.0):
+        commits = [commit("new", "t", 0, 0)] if now == 70.0 else []
+        batches.at(now, ENDS, commits, {}, budget_s=1.5, timer=timer)
+        times.append({g: p.time for g, p in batches.plans.last.items()})
     assert times == [
-        {"x": 0.0, "y": 60.0, "z": 0.0},
-        {"x": 61.0, "y": 60.0, "z": 0.0, "new": 61.0},
-        {"x": 61.0, "y": 60.0, "z": 62.0, "new": 61.0},
+        {"x": 1.0},
+        {"x": 1.0, "y": 2.0},
+        {"x": 1.0, "y": 2.0, "z": 3.0},
+        {"x": 1.0, "y": 2.0, "z": 3.0, "new": 70.0},
+        {"x": 71.0, "y": 2.0, "z": 3.0, "new": 70.0},
+        {"x": 71.0, "y": 72.0, "z": 3.0, "new": 70.0},
     ]
 
 
@@ -219,18 +268,21 @@ def test_catch_up_cut(now: float, balanced: float, cut: float) -> None:
 T0 = datetime(2026, 11, 24, 23, 59, 0, tzinfo=UTC)
 
 
-def test_micro_batches_plan_carry_the_last_plan_and_replay_it(tmp_path: Path) -> None:
-    """A plan every 60 s over micro-batches 30 s apart: batches 0 and 1 carry nulls (the first
-    plan has no rates), batch 2 plans with the rates of the 60 s since batch 0, batch 3 carries
-    batch 2's values; batch 3 replayed after a restart (plans read back from its file) writes
-    the same rows."""
+def test_micro_batches_plan_from_the_second_carry_the_last_plan_and_replay_it(
+    tmp_path: Path,
+) -> None:
+    """Micro-batches at 0, 60 and 90 s, a plan every 60 s: batch 0 carries nulls (one sample),
+    batch 1 plans with the rates measured since batch 0 (the worked example), batch 2 carries
+    batch 1's values; batch 1 replayed after a restart (what was kept after batch 0 read back
+    from its files) writes the same rows."""
     clock = Clock(T0)
-    ends = {0: ENDS, 1: ENDS, 2: (10_600, *ENDS[1:]), 3: (10_900, *ENDS[1:])}
-    offsets = {0: 0, 1: 300, 2: 600, 3: 900}
+    at = {0: 0, 1: 60, 2: 90}
+    ends = {0: ENDS, 60: (10_600, *ENDS[1:]), 90: (10_900, *ENDS[1:])}
+    offsets = {0: 0, 1: 600, 2: 900}
 
     def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
-        batch = round((clock.now - T0).total_seconds() / 30)
-        return {TopicPartition("t", p): Offsets(0, e) for p, e in enumerate(ends[batch])}
+        seconds = round((clock.now - T0).total_seconds())
+        return {TopicPartition("t", p): Offsets(0, e) for p, e in enumerate(ends[seconds])}
 
     out, state_dir = tmp_path / "out", tmp_path / "state"
 
@@ -239,23 +291,24 @@ def test_micro_batches_plan_carry_the_last_plan_and_replay_it(tmp_path: Path) ->
             out, state_dir, read_logs, clock=clock, read_members=lambda g: MEMBERS, plan_every_s=60
         )
 
-    monitor = batches()
-    for b in range(4):
-        clock.now = T0 + timedelta(seconds=30 * b)
-        monitor.run(b, [(key("g", "t", p), value(4, offsets[b])) for p in range(4)])
+    def run(monitor: MonitorBatches, b: int) -> None:
+        clock.now = T0 + timedelta(seconds=at[b])
+        ms = round(clock.now.timestamp() * 1000)
+        monitor.run(b, [(key("g", "t", p), value(4, offsets[b], commit_ms=ms)) for p in range(4)])
 
     def rows() -> list[tuple[object, ...]]:
         table = ds.dataset(out / "groups", format="parquet", partitioning="hive").to_table()
         columns = ["time", "catch_up_now_s", "catch_up_balanced_s", "recommendation"]
         return sorted(tuple(r[c] for c in columns) for r in table.to_pylist())
 
+    monitor = batches()
+    for b in (0, 1):
+        run(monitor, b)
     planned_values = (1940.0, 1040.0, "rebalance with balanced: catch-up 32 min → 17 min (−46%)")
-    expected = [
-        (T0, None, None, None),
-        (T0 + timedelta(seconds=30), None, None, None),
-        (T0 + timedelta(seconds=60), *planned_values),
-        (T0 + timedelta(seconds=90), *planned_values),
-    ]
+    expected = [(T0, None, None, None), (T0 + timedelta(seconds=60), *planned_values)]
     assert rows() == expected
-    batches().run(3, [(key("g", "t", p), value(4, offsets[3])) for p in range(4)])
+    replayed = batches()
+    run(replayed, 1)
     assert rows() == expected
+    run(replayed, 2)
+    assert rows() == [*expected, (T0 + timedelta(seconds=90), *planned_values)]

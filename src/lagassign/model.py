@@ -178,7 +178,8 @@ class Group:
     """A consumer group: its members, the topics they subscribe and the group's reset policy.
 
     ``rate_window``: the seconds over which the partitions' rates were measured, when they were
-    (two offset samples that far apart: :func:`lagassign.rates.measure_rates`); None when the
+    (two offset samples that far apart: :func:`lagassign.rates.measure_rates`; the longest span
+    of sample series: :func:`lagassign.rates.rates_from_series`); None when the
     rates were given as such (a group file) or there are none. It decides which members count
     as saturated (:func:`lagassign.rates.saturated`)."""
 

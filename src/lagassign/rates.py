@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Literal
@@ -54,15 +54,85 @@ def measure_rates(before: Group, after: Group, seconds: float) -> Group:
                 partitions.append(p)
                 continue
             a, b = earlier.offsets, p.offsets
-            rate_in = max(b.end - a.end, 0) / seconds
+            rate_in = growth_rate(a.end, b.end, seconds)
             consumed = (
-                max(b.committed - a.committed, 0) / seconds
+                growth_rate(a.committed, b.committed, seconds)
                 if a.committed is not None and b.committed is not None
                 else None
             )
             partitions.append(replace(p, rate_in=rate_in, rate_out=consumed))
         topics[name] = Topic(name, tuple(partitions))
     return replace(after, topics=topics, rate_window=seconds)
+
+
+def growth_rate(before: int, after: int, seconds: float) -> float:
+    """An offset's growth per second between two samples ``seconds`` apart, the one
+    definition of a produce rate (log end offsets) and a consume rate (committed offsets): an
+    offset that went down (a reset to earlier, a truncated log) counts 0."""
+    return max(after - before, 0) / seconds
+
+
+#: one offset's samples ``(time in seconds, offset)``, oldest first
+OffsetSeries = Sequence[tuple[float, int]]
+
+
+def series_rate(series: OffsetSeries) -> float | None:
+    """:func:`growth_rate` from the oldest sample of ``series`` to its newest: over the whole
+    span, not from one sample to the next, so an offset that moves in steps (commits every few
+    seconds) is measured by how far it went. None with fewer than two samples or none later
+    than the oldest.
+
+    >>> series_rate([(100.0, 1000), (110.0, 1500), (120.0, 3000)]), series_rate([(1.0, 5)])
+    (100.0, None)
+    """
+    if len(series) < 2 or series[-1][0] <= series[0][0]:
+        return None
+    (t0, a), (t1, b) = series[0], series[-1]
+    return growth_rate(a, b, t1 - t0)
+
+
+def rates_from_series(
+    group: Group,
+    produced: Mapping[TopicPartition, OffsetSeries],
+    consumed: Mapping[TopicPartition, OffsetSeries],
+) -> Group:
+    """``group`` with each partition's rates measured over sample series
+    (:func:`series_rate`): its produce rate over its log end offsets' series in ``produced``,
+    its consume rate over its committed offsets' in ``consumed``; None where a series is
+    missing or too short to tell. The form of :func:`measure_rates` for a monitor that keeps
+    many samples of each offset rather than two snapshots of the group; its
+    :attr:`~lagassign.model.Group.rate_window` (what :func:`saturated` weighs a backlog
+    against) is the longest span a rate was measured over, as :func:`measure_rates`' is the
+    seconds between its two samples (None when no rate was).
+
+    >>> from lagassign.model import Partition
+    >>> g = Group("g", {"t": Topic("t", (Partition("t", 0, lag=5),))}, ())
+    >>> tp = TopicPartition("t", 0)
+    >>> m = rates_from_series(g, {tp: [(0.0, 100), (10.0, 300)]}, {tp: [(5.0, 50), (10.0, 100)]})
+    >>> m.partition(tp).rate_in, m.partition(tp).rate_out, m.rate_window
+    (20.0, 10.0, 10.0)
+    """
+    spans = [
+        s[-1][0] - s[0][0]
+        for series in (produced, consumed)
+        for s in series.values()
+        if series_rate(s) is not None
+    ]
+    topics = {
+        name: Topic(
+            name,
+            tuple(
+                replace(
+                    p,
+                    rate_in=series_rate(produced.get(p.tp, ())),
+                    rate_out=series_rate(consumed.get(p.tp, ())),
+                )
+                for p in topic.partitions
+            ),
+        )
+        for name, topic in group.topics.items()
+    }
+    return replace(group, topics=topics, rate_window=max(spans, default=None))
 
 
 def drain_seconds(backlog: float, consume_rate: float, produce_rate: float) -> float:
@@ -116,9 +186,10 @@ def saturated(backlog: float, reads: float, window: float | None) -> bool:
     one rule, for :func:`capacities` and :func:`catch_up_time`:
 
     * Rates given as such (``window`` None: a group file): whenever it has backlog.
-    * Rates measured between two samples ``window`` seconds apart (the monitor's plans,
-      ``plan``/``pipeline --rate-window``): only when its backlog is more than it reads in that
-      window, ``backlog > reads × window``. A member that keeps up still has some lag at any
+    * Rates measured between two samples ``window`` seconds apart (``plan``/``pipeline
+      --rate-window``), or over sample series spanning up to that (the monitor's plans):
+      only when its backlog is more than it reads in that window, ``backlog > reads ×
+      window``. A member that keeps up still has some lag at any
       sample, what came in since its last commit; that much it reads within the window, so
       it is in flight, not a backlog the member could not clear.
 

@@ -1,14 +1,16 @@
 """``lagassign monitor``'s plans on the real broker and real Spark: a running group of two
 members reads a topic whose backlog is uneven (the member owning partitions 0 and 1 has ten
 times the other's) and commits a few records of every partition a few times a second while
-the monitor runs with a plan every 15 s. The last micro-batch's ``groups`` row holds the last
-plan's catch-up times, ``balanced``'s shorter, and recommends it; every ``lag`` row names the
-member that owns the partition."""
+the monitor runs with the default ``--plan-every`` (5 minutes), until the group's ``groups``
+rows have a plan (its second micro-batch measures the rates), then is stopped by SIGTERM. The
+last micro-batch's ``groups`` row holds the plan's catch-up times, ``balanced``'s shorter,
+and recommends it; every ``lag`` row names the member that owns the partition."""
 
 from __future__ import annotations
 
 import math
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -27,7 +29,18 @@ from tests.kafka.test_offsets import make_topic as make_topic  # fixture
 COUNTS = [40_000, 40_000, 4_000, 4_000]
 #: seconds between the test's commits; each commit reads one more record of every partition
 COMMIT_EVERY_S = 0.25
-RUN_S = 300.0
+#: the test's commits between two looks at the ``groups`` table
+LOOK_EVERY = 8
+#: how long to wait for the first plan (Spark's start included) and for the stop after it
+TIMEOUT_S = 240.0
+
+
+def planned(out: Path, group: str) -> bool:
+    """Whether a ``groups`` row of ``group`` has a plan (its catch-up time now is known)."""
+    if not (out / "groups").is_dir():
+        return False
+    rows = ds.dataset(out / "groups", format="parquet", partitioning="hive").to_table()
+    return any(r["group"] == group and r["catch_up_now_s"] is not None for r in rows.to_pylist())
 
 
 def test_plans_fill_the_catch_up_columns_of_a_group_with_a_backlog(
@@ -36,7 +49,7 @@ def test_plans_fill_the_catch_up_columns_of_a_group_with_a_backlog(
     topic = make_topic(COUNTS)
     group = unique("q-plan")
     out = tmp_path / "out"
-    args = ("--interval", "2", "--duration", "40", "--plan-every", "0.25")
+    args = ("--interval", "4")  # the default --plan-every, no --duration: stopped below
     with running_group(kafka_bootstrap, group, [topic], members=2) as consumers:
         owned = {c.memberid(): sorted(tp.partition for tp in c.assignment()) for c in consumers}
         assert sorted(owned.values()) == [[0, 1], [2, 3]]
@@ -45,16 +58,22 @@ def test_plans_fill_the_catch_up_columns_of_a_group_with_a_backlog(
             proc = subprocess.Popen(
                 on_cluster(kafka_bootstrap, re.escape(group), out, *args), stdout=stdout, stderr=err
             )
-            deadline = time.monotonic() + RUN_S
+            deadline = time.monotonic() + TIMEOUT_S
+            stopped = False
             try:
                 while proc.poll() is None:
-                    assert time.monotonic() < deadline, "the monitor did not stop"
+                    assert time.monotonic() < deadline, (
+                        "the monitor did not stop" if stopped else "no plan of the group yet"
+                    )
                     read += 1
                     for c in consumers:
                         offsets = [
                             KafkaTopicPartition(topic, tp.partition, read) for tp in c.assignment()
                         ]
                         c.commit(offsets=offsets, asynchronous=False)
+                    if not stopped and read % LOOK_EVERY == 0 and planned(out, group):
+                        proc.send_signal(signal.SIGTERM)  # finishes its micro-batch, exits 0
+                        stopped = True
                     time.sleep(COMMIT_EVERY_S)
             finally:
                 if proc.poll() is None:

@@ -1,14 +1,18 @@
 """Each group's plan every ``--plan-every`` minutes: its rates, its members' capacities, how
 long it takes to catch up now and under ``balanced``, and a recommendation (docs/monitor.md).
 
-A group is planned at its first micro-batch and then at the first micro-batch at least
-``--plan-every`` minutes after its previous plan. Each plan starts from the previous plan's
-sample, which it keeps (every partition of the topics the group has committed: log start, log
-end, the group's committed offset), and the members' assignments in the group's description
-read in this micro-batch; everything else is the core's:
+A group is planned as soon as its rates can be measured, at the first micro-batch in which one
+of its partitions has two log-end samples (its second micro-batch), and then at the first
+micro-batch at least ``--plan-every`` minutes after its previous plan. A plan takes the
+micro-batch's log offsets and the group's committed offsets (every partition of the topics the
+group has committed), the members' assignments in the group's description read in this
+micro-batch, and what the monitor keeps anyway: each partition's log-end samples
+(:mod:`.samples`, for ``lag_seconds``) and the group's window of recent commits per partition
+(:mod:`.windows`, for the status). Everything else is the core's:
 
-1. every partition's produce rate (from its log end) and consume rate (from the group's
-   committed offset) between the two samples (:func:`lagassign.rates.measure_rates`);
+1. every partition's produce rate over its log-end samples and consume rate over the group's
+   committed offset at the same times, read from its commit window (:func:`committed_series`),
+   by :func:`lagassign.rates.rates_from_series`;
 2. each member's capacity (:func:`lagassign.rates.capacities`: a saturated member, one that
    owns backlog, reads all it can, so its measured consume rate is its capacity; the others
    are assumed to read like those);
@@ -18,15 +22,16 @@ read in this micro-batch; everything else is the core's:
    :func:`lagassign.rates.catch_up_time`) are ``catch_up_now_s`` and ``catch_up_balanced_s``:
    ``inf`` when a member never catches up (it takes in at least what it reads), None when no
    member's consume rate is known, the group has no member, or the coordinator could not
-   describe it (and a group's first plan, which has no earlier sample to measure rates from);
+   describe it (and before the group's first plan);
 4. ``recommendation``: when a member falls behind under the current assignment
    (:attr:`lagassign.metrics.AssignmentMetrics.falls_behind`), which, at what rates, and
    whether ``balanced`` keeps up; else when ``balanced`` would cut the catch-up time by more
    than the threshold (``--recommend-threshold``, 20%), by how much; else None.
 
-Between plans a group's rows carry its last plan's values. Kept per micro-batch like the commit
-state (``DIR/plans-<id>.parquet``, :mod:`.kept`), so a replayed micro-batch plans from the
-same samples (under a time budget, :meth:`MonitorPlans.update`, it may get through more or
+Between plans a group's rows carry its last plan's values. The plans' times and values are
+kept per micro-batch like the commit state (``DIR/plans-<id>.parquet``, :mod:`.kept`), and so
+are the samples and windows they measure from, so a replayed micro-batch plans from the same
+kept state (under a time budget, :meth:`MonitorPlans.update`, it may get through more or
 fewer of the due groups).
 """
 
@@ -34,9 +39,11 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -44,10 +51,13 @@ import pyarrow as pa
 from lagassign.kafka.offsets import GroupSnapshot, LiveMember, PartitionState
 from lagassign.model import Group, Offsets, TopicPartition
 from lagassign.plan import GroupPlans, Plan, plan_group
-from lagassign.rates import capacities, measure_rates
+from lagassign.rates import capacities, rates_from_series
 from lagassign.report.text import duration
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.commits import CommitState
+from lagassign.spark.monitor.samples import EndSamples
+from lagassign.spark.monitor.windows import CommitWindows
+from lagassign.status import Commit
 
 #: ``--plan-every``'s default, in minutes
 DEFAULT_PLAN_EVERY_MIN = 5.0
@@ -62,11 +72,6 @@ PLANS_SCHEMA = pa.schema(
     [
         ("group", pa.string()),
         ("time", pa.float64()),
-        ("topics", pa.list_(pa.string())),
-        ("partitions", pa.list_(pa.int32())),
-        ("begins", pa.list_(pa.int64())),
-        ("ends", pa.list_(pa.int64())),
-        ("committed", pa.list_(pa.int64())),
         ("catch_up_now_s", pa.float64()),
         ("catch_up_balanced_s", pa.float64()),
         ("recommendation", pa.string()),
@@ -85,10 +90,9 @@ class PlanValues:
 
 @dataclass(frozen=True, slots=True)
 class LastPlan:
-    """A group's last plan: its sample's time (seconds), the offsets it sampled, its values."""
+    """A group's last plan: its micro-batch's time (seconds) and its values."""
 
     time: float
-    offsets: Mapping[TopicPartition, Offsets]
     values: PlanValues
 
 
@@ -102,31 +106,37 @@ class MonitorPlans:
         state: CommitState,
         logs: Mapping[TopicPartition, Offsets],
         members: Mapping[str, Sequence[LiveMember] | None],
+        samples: EndSamples,
+        windows: CommitWindows,
         every_s: float,
         threshold: float = DEFAULT_RECOMMEND_THRESHOLD,
         budget_s: float | None = None,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
-        """Plans the groups whose plan is due at ``now`` (seconds); forgets the groups that no
-        longer have a committed partition whose log was read.
+        """Plans the groups whose plan is due at ``now`` (seconds), from ``samples`` and
+        ``windows`` including this micro-batch's; forgets the groups that no longer have a
+        committed partition whose log was read.
 
-        A group's first plan (its sample only) is always made. With ``budget_s``, the other
-        due plans, the longest waiting first, are made until they have taken that many
-        seconds (by ``timer``); the groups left wait for the next micro-batch, first in line."""
+        A plan is due for a group never planned once one of its partitions has two log-end
+        samples, and ``every_s`` after the group's previous plan. With ``budget_s``, the due
+        plans, those never made first, then the longest waiting, are made until they have
+        taken that many seconds (by ``timer``); the groups left wait for the next micro-batch,
+        first in line."""
         by_group = group_offsets(state, logs)
         self.last = {g: p for g, p in self.last.items() if g in by_group}
-        for group in sorted(by_group.keys() - self.last.keys()):
-            self.last[group] = LastPlan(now, by_group[group], PlanValues())
-        due = sorted((p.time, g) for g, p in self.last.items() if now - p.time >= every_s)
+        due = sorted(
+            (-math.inf, g)
+            for g, offsets in by_group.items()
+            if g not in self.last and any(len(samples.of(tp)) >= 2 for tp in offsets)
+        ) + sorted((p.time, g) for g, p in self.last.items() if now - p.time >= every_s)
         started = timer()
         for _, group in due:
             if budget_s is not None and timer() - started >= budget_s:
                 break
-            offsets = by_group[group]
             values = plan_values(
-                group, self.last[group], now, offsets, members.get(group), threshold
+                group, by_group[group], members.get(group), samples, windows, threshold
             )
-            self.last[group] = LastPlan(now, offsets, values)
+            self.last[group] = LastPlan(now, values)
 
     def values(self, group: str) -> PlanValues:
         """What the group's rows carry: its last plan's values."""
@@ -134,40 +144,30 @@ class MonitorPlans:
         return last.values if last is not None else PlanValues()
 
     def save(self, folder: Path, batch_id: int) -> None:
-        columns: dict[str, list[object]] = {name: [] for name in PLANS_SCHEMA.names}
-        for group in sorted(self.last):
-            last = self.last[group]
-            tps = sorted(last.offsets)
-            row = {
-                "group": group,
-                "time": last.time,
-                "topics": [tp.topic for tp in tps],
-                "partitions": [tp.partition for tp in tps],
-                "begins": [last.offsets[tp].begin for tp in tps],
-                "ends": [last.offsets[tp].end for tp in tps],
-                "committed": [last.offsets[tp].committed for tp in tps],
-                "catch_up_now_s": last.values.catch_up_now_s,
-                "catch_up_balanced_s": last.values.catch_up_balanced_s,
-                "recommendation": last.values.recommendation,
-            }
-            for name, value in row.items():
-                columns[name].append(value)
-        kept.save(folder, _STATE_FILE, batch_id, pa.table(columns, schema=PLANS_SCHEMA))
+        groups = sorted(self.last)
+        plans = [self.last[g] for g in groups]
+        table = pa.table(
+            {
+                "group": groups,
+                "time": [p.time for p in plans],
+                "catch_up_now_s": [p.values.catch_up_now_s for p in plans],
+                "catch_up_balanced_s": [p.values.catch_up_balanced_s for p in plans],
+                "recommendation": [p.values.recommendation for p in plans],
+            },
+            schema=PLANS_SCHEMA,
+        )
+        kept.save(folder, _STATE_FILE, batch_id, table)
 
     @classmethod
     def load(cls, folder: Path, batch_id: int) -> MonitorPlans:
         """The plans after micro-batch ``batch_id``; none before the first."""
         columns = kept.columns(folder, _STATE_FILE, batch_id, PLANS_SCHEMA)
-        last = {}
-        for group, at, topics, parts, begins, ends, committed, now_s, bal_s, rec in zip(
-            *columns, strict=True
-        ):
-            offsets = {
-                TopicPartition(t, p): Offsets(b, e, c)
-                for t, p, b, e, c in zip(topics, parts, begins, ends, committed, strict=True)
+        return cls(
+            {
+                group: LastPlan(at, PlanValues(now_s, balanced_s, rec))
+                for group, at, now_s, balanced_s, rec in zip(*columns, strict=True)
             }
-            last[group] = LastPlan(at, offsets, PlanValues(now_s, bal_s, rec))
-        return cls(last)
+        )
 
 
 def group_offsets(
@@ -211,21 +211,42 @@ def model_group(
     return GroupSnapshot(group, "Unknown", sampled, partitions).to_group()
 
 
+def committed_series(window: Sequence[Commit], times: Sequence[float]) -> list[tuple[float, int]]:
+    """A partition's committed offset at each of ``times`` (its log-end samples'), from its
+    commit window: the newest commit at or before that time; none at a time before the
+    window's oldest commit, or whose commit is a negative offset (no position).
+
+    >>> w = [Commit(100, 10.0, 5), Commit(160, 16.0, 4)]
+    >>> committed_series(w, [5.0, 10.0, 15.0, 20.0])
+    [(10.0, 100), (15.0, 100), (20.0, 160)]
+    """
+    series = []
+    for at in times:
+        i = bisect_right(window, at, key=attrgetter("time"))
+        if i and window[i - 1].offset >= 0:
+            series.append((at, window[i - 1].offset))
+    return series
+
+
 def plan_values(
     group_id: str,
-    previous: LastPlan,
-    now: float,
     offsets: Mapping[TopicPartition, Offsets],
     members: Sequence[LiveMember] | None,
+    samples: EndSamples,
+    windows: CommitWindows,
     threshold: float,
 ) -> PlanValues:
-    """One plan of the group: rates since ``previous``, catch-up times, recommendation."""
+    """One plan of the group: rates over the kept samples and commit windows, catch-up
+    times, recommendation."""
     if not members:
         return PlanValues()
-    group = measure_rates(
-        model_group(group_id, previous.offsets, ()),
+    group = rates_from_series(
         model_group(group_id, offsets, members),
-        now - previous.time,
+        {tp: samples.of(tp) for tp in offsets},
+        {
+            tp: committed_series(windows.of((group_id, *tp)), [t for t, _ in samples.of(tp)])
+            for tp in offsets
+        },
     )
     plans = plan_group(group, [BALANCED])
     balanced = plans.settled.get(BALANCED, plans.plans[0])

@@ -1,4 +1,5 @@
-"""Each partition's recent log-end samples ``(time, end)``, for ``lag_seconds``.
+"""Each partition's recent log-end samples ``(time, end)``, for ``lag_seconds`` and the
+plans' rates (:mod:`.plans`).
 
 Every micro-batch adds one sample per partition whose log offsets it read; a partition keeps
 its newest :data:`MAX_SAMPLES`. Kept per micro-batch like the commit state

@@ -1,5 +1,5 @@
 """Each committed partition's window of recent commits, for the group status
-(:mod:`lagassign.status`).
+(:mod:`lagassign.status`) and the plans' consume rates (:mod:`.plans`).
 
 Every commit a micro-batch decodes (the query reduces its records to the last of each key, so
 one per partition) is added, in log order, to its partition's window
