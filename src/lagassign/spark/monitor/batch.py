@@ -46,11 +46,8 @@ from lagassign.spark.monitor.commits import CommitState
 from lagassign.spark.monitor.groups_table import GROUPS_TABLE, group_rows
 from lagassign.spark.monitor.history import GroupsHistory
 from lagassign.spark.monitor.lag_table import LAG_TABLE, lag_rows, partition_owners, write_batch
-from lagassign.spark.monitor.plans import (
-    DEFAULT_PLAN_EVERY_MIN,
-    DEFAULT_RECOMMEND_THRESHOLD,
-    MonitorPlans,
-)
+from lagassign.spark.monitor.options import DEFAULT_PLAN_EVERY_MIN, DEFAULT_RECOMMEND_THRESHOLD
+from lagassign.spark.monitor.plans import MonitorPlans
 from lagassign.spark.monitor.samples import EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
 

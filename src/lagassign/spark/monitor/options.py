@@ -19,8 +19,14 @@ from lagassign.arguments import (
 from lagassign.formats.client_properties import read_properties
 from lagassign.formats.errors import InputError
 from lagassign.kafka.config import client_config, merge
-from lagassign.spark.monitor.plans import DEFAULT_PLAN_EVERY_MIN, DEFAULT_RECOMMEND_THRESHOLD
 from lagassign.spark.options import add_spark_arguments, spark_conf
+
+# here, not in plans.py: building the command line must not import pyarrow
+#: ``--plan-every``'s default, in minutes
+DEFAULT_PLAN_EVERY_MIN = 5.0
+#: ``--recommend-threshold``'s default: recommend ``balanced`` when it cuts catch-up time by
+#: more than this share
+DEFAULT_RECOMMEND_THRESHOLD = 0.2
 
 DEFAULT_INTERVAL_S = 10.0
 

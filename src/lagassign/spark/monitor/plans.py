@@ -55,14 +55,11 @@ from lagassign.rates import capacities, rates_from_series
 from lagassign.report.text import duration
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.commits import CommitState
+from lagassign.spark.monitor.options import DEFAULT_RECOMMEND_THRESHOLD
 from lagassign.spark.monitor.samples import EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
 from lagassign.status import Commit
 
-#: ``--plan-every``'s default, in minutes
-DEFAULT_PLAN_EVERY_MIN = 5.0
-#: ``--recommend-threshold``'s default: recommend ``balanced`` when it cuts catch-up by more
-DEFAULT_RECOMMEND_THRESHOLD = 0.2
 BALANCED = "balanced"
 #: members a recommendation names before it says how many more
 NAMED_MEMBERS = 2
