@@ -31,7 +31,7 @@ from lagassign.spark.monitor.plans import (
     MonitorPlans,
     PlanValues,
     catch_up_cut,
-    committed_series,
+    commit_series,
     group_offsets,
 )
 from lagassign.spark.monitor.samples import EndSamples
@@ -143,12 +143,11 @@ def test_a_partition_assigned_but_not_sampled_is_left_out() -> None:
 
 
 def test_a_group_that_reads_nothing_falls_behind_at_0_a_second() -> None:
-    """Nothing committed since the first micro-batch (the committed offsets at both samples
-    are 0): no member is measured, each gets a share of the 0 the group reads, and every
+    """The group commits 0 again (stalled): no member is measured, each gets a share of the 0 the group reads, and every
     member with backlog never catches up, under any plan."""
     batches = Batches()
     batches.at(0.0, ENDS, every(0))
-    values = batches.at(60.0, ENDS, [])
+    values = batches.at(60.0, ENDS, every(0))
     assert (values.catch_up_now_s, values.catch_up_balanced_s) == (math.inf, math.inf)
     assert values.recommendation == (
         "falling behind: a (takes in 0/s, reads 0/s), b (takes in 0/s, reads 0/s); "
@@ -170,14 +169,25 @@ def test_a_negative_committed_offset_counts_as_none() -> None:
     assert values.catch_up_now_s == 1940.0
 
 
-def test_the_committed_offset_at_each_sample_time_from_the_window() -> None:
-    """At each sample time the newest commit at or before it: one commit older than every
-    sample holds at each (so a partition nothing was committed to since reads 0), a time
-    before the window's oldest commit or at a negative offset has none."""
+def test_the_committed_offsets_over_time_from_a_window() -> None:
+    """Each commit's (time, offset), then the newest offset again at the group's newest commit
+    when later (this partition's held until then); a negative offset is no position."""
     window = [Commit(100, 10.0, 5), Commit(160, 16.0, 4)]
-    assert committed_series(window, [5.0, 16.0, 30.0]) == [(16.0, 160), (30.0, 160)]
-    assert committed_series(window[:1], [20.0, 30.0]) == [(20.0, 100), (30.0, 100)]
-    assert committed_series([*window, Commit(-1, 20.0, 0)], [15.0, 25.0]) == [(15.0, 100)]
+    assert commit_series(window, 16.0) == [(10.0, 100), (16.0, 160)]
+    assert commit_series(window, 30.0) == [(10.0, 100), (16.0, 160), (30.0, 160)]
+    assert commit_series([*window, Commit(-1, 20.0, 0)], 30.0) == [(10.0, 100), (16.0, 160)]
+
+
+def test_a_group_is_planned_once_it_has_two_commits_and_two_samples() -> None:
+    """Its first micro-batch, one commit of t-0 and one sample: no plan; the second, no commit:
+    still one commit, no consume rate, no plan; the third commits t-0 again (not t-1, which
+    holds its offset until then, reading 0): planned."""
+    batches = Batches()
+    assert batches.at(0.0, ENDS, every(0)) == PlanValues()
+    assert batches.at(30.0, ENDS, []) == PlanValues()
+    assert batches.plans.last == {}
+    values = batches.at(60.0, (10_600, *ENDS[1:]), [commit("g", "t", 0, 600)])
+    assert batches.plans.last["g"].time == 60.0 and values.catch_up_now_s is not None
 
 
 def one_member(start: tuple[int, int], lag: int) -> PlanValues:
@@ -230,30 +240,32 @@ def test_a_group_is_planned_from_its_second_micro_batch_then_every_period() -> N
 
 
 def test_plans_beyond_the_budget_wait_for_the_next_micro_batch_never_planned_first() -> None:
-    """Three groups, a timer that says each plan took 1 s and a budget of 1.5 s: one plan per
-    micro-batch, a group never planned before any other (by name), then the one that waited
-    longest."""
+    """Three groups committing every micro-batch, a timer that says each plan took 1 s and a
+    budget of 1.5 s: one plan per micro-batch; a group never planned goes before any other
+    (by name; "new" once it has two commits), then the one that waited longest."""
     ticks = iter(range(1000))
 
     def timer() -> float:
         return float(next(ticks))
 
     batches = Batches()
-    groups = ("x", "y", "z")
+    groups = ["x", "y", "z"]
     batches.at(0.0, ENDS, [commit(g, "t", 0, 0) for g in groups], {}, timer=timer)
     assert batches.plans.last == {}  # one sample: nothing due
     times = []
     for now in (1.0, 2.0, 3.0, 70.0, 71.0, 72.0):
-        commits = [commit("new", "t", 0, 0)] if now == 70.0 else []
+        if now == 70.0:
+            groups.append("new")
+        commits = [commit(g, "t", 0, 0) for g in groups]
         batches.at(now, ENDS, commits, {}, budget_s=1.5, timer=timer)
         times.append({g: p.time for g, p in batches.plans.last.items()})
     assert times == [
         {"x": 1.0},
         {"x": 1.0, "y": 2.0},
         {"x": 1.0, "y": 2.0, "z": 3.0},
-        {"x": 1.0, "y": 2.0, "z": 3.0, "new": 70.0},
-        {"x": 71.0, "y": 2.0, "z": 3.0, "new": 70.0},
-        {"x": 71.0, "y": 72.0, "z": 3.0, "new": 70.0},
+        {"x": 70.0, "y": 2.0, "z": 3.0},
+        {"x": 70.0, "y": 2.0, "z": 3.0, "new": 71.0},
+        {"x": 70.0, "y": 72.0, "z": 3.0, "new": 71.0},
     ]
 
 

@@ -17,9 +17,9 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    group status;
 5. the groups' members and their assignments, in one description of them all
    (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
-6. the groups whose plan is due planned (:mod:`.plans`: from the second micro-batch with
-   samples, then every ``plan_every_s``, for at most ``plan_budget_s``), with rates measured
-   over those samples and windows;
+6. the groups whose plan is due planned (:mod:`.plans`: as soon as its rates can be
+   measured, its second micro-batch with commits, then every ``plan_every_s``, for at most
+   ``plan_budget_s``), with rates measured over those samples and windows;
 7. the state, the samples, the windows and the plans saved for this id, then the ``lag`` rows
    (:mod:`.lag_table`) and the ``groups`` rows (:mod:`.groups_table`) written for this id.
    Saving first means a crash between the two replays the batch from the state before it,

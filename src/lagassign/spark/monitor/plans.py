@@ -2,17 +2,18 @@
 long it takes to catch up now and under ``balanced``, and a recommendation (docs/monitor.md).
 
 A group is planned as soon as its rates can be measured, at the first micro-batch in which one
-of its partitions has two log-end samples (its second micro-batch), and then at the first
-micro-batch at least ``--plan-every`` minutes after its previous plan. A plan takes the
+of its partitions has two log-end samples and two points of committed offsets (its second
+micro-batch with commits), and then at the first micro-batch at least ``--plan-every``
+minutes after its previous plan. A plan takes the
 micro-batch's log offsets and the group's committed offsets (every partition of the topics the
 group has committed), the members' assignments in the group's description read in this
 micro-batch, and what the monitor keeps anyway: each partition's log-end samples
 (:mod:`.samples`, for ``lag_seconds``) and the group's window of recent commits per partition
 (:mod:`.windows`, for the status). Everything else is the core's:
 
-1. every partition's produce rate over its log-end samples and consume rate over the group's
-   committed offset at the same times, read from its commit window (:func:`committed_series`),
-   by :func:`lagassign.rates.rates_from_series`;
+1. every partition's produce rate over its log-end samples and consume rate over its commit
+   window, up to the group's newest commit (:func:`commit_series`), by
+   :func:`lagassign.rates.rates_from_series`;
 2. each member's capacity (:func:`lagassign.rates.capacities`: a saturated member, one that
    owns backlog, reads all it can, so its measured consume rate is its capacity; the others
    are assumed to read like those);
@@ -39,11 +40,9 @@ from __future__ import annotations
 
 import math
 import time
-from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from operator import attrgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -51,7 +50,7 @@ import pyarrow as pa
 from lagassign.kafka.offsets import GroupSnapshot, LiveMember, PartitionState
 from lagassign.model import Group, Offsets, TopicPartition
 from lagassign.plan import GroupPlans, Plan, plan_group
-from lagassign.rates import capacities, rates_from_series
+from lagassign.rates import capacities, rates_from_series, series_rate
 from lagassign.report.text import duration
 from lagassign.spark.monitor import kept
 from lagassign.spark.monitor.commits import CommitState
@@ -114,17 +113,18 @@ class MonitorPlans:
         ``windows`` including this micro-batch's; forgets the groups that no longer have a
         committed partition whose log was read.
 
-        A plan is due for a group never planned once one of its partitions has two log-end
-        samples, and ``every_s`` after the group's previous plan. With ``budget_s``, the due
-        plans, those never made first, then the longest waiting, are made until they have
-        taken that many seconds (by ``timer``); the groups left wait for the next micro-batch,
-        first in line."""
+        A plan is due for a group never planned once its rates can be measured
+        (:func:`measurable`), and ``every_s`` after the group's previous plan. With
+        ``budget_s``, the due plans, those never made first, then the longest waiting, are made
+        until they have taken that many seconds (by ``timer``); the groups left wait for the
+        next micro-batch, first in line."""
         by_group = group_offsets(state, logs)
         self.last = {g: p for g, p in self.last.items() if g in by_group}
         due = sorted(
             (-math.inf, g)
             for g, offsets in by_group.items()
-            if g not in self.last and any(len(samples.of(tp)) >= 2 for tp in offsets)
+            if g not in self.last
+            and measurable(offsets, samples, consumed_series(g, offsets, windows))
         ) + sorted((p.time, g) for g, p in self.last.items() if now - p.time >= every_s)
         started = timer()
         for _, group in due:
@@ -208,21 +208,45 @@ def model_group(
     return GroupSnapshot(group, "Unknown", sampled, partitions).to_group()
 
 
-def committed_series(window: Sequence[Commit], times: Sequence[float]) -> list[tuple[float, int]]:
-    """A partition's committed offset at each of ``times`` (its log-end samples'), from its
-    commit window: the newest commit at or before that time; none at a time before the
-    window's oldest commit, or whose commit is a negative offset (no position).
+def commit_series(window: Sequence[Commit], until: float) -> list[tuple[float, int]]:
+    """A partition's committed offsets over time, from its commit window: each commit's
+    ``(time, offset)`` (a negative offset, no position, left out), and the newest offset again
+    at ``until``, the group's newest commit, when that is later: a group's commits all live in
+    one partition of ``__consumer_offsets``, read in order, so every commit of the group up to
+    then has been read, and this partition's offset held (a client that commits only the
+    offsets that moved, as librdkafka's, reads 0 from a partition it does not commit).
 
     >>> w = [Commit(100, 10.0, 5), Commit(160, 16.0, 4)]
-    >>> committed_series(w, [5.0, 10.0, 15.0, 20.0])
-    [(10.0, 100), (15.0, 100), (20.0, 160)]
+    >>> commit_series(w, 16.0), commit_series(w[:1], 16.0)
+    ([(10.0, 100), (16.0, 160)], [(10.0, 100), (16.0, 100)])
     """
-    series = []
-    for at in times:
-        i = bisect_right(window, at, key=attrgetter("time"))
-        if i and window[i - 1].offset >= 0:
-            series.append((at, window[i - 1].offset))
+    series = [(c.time, c.offset) for c in window if c.offset >= 0]
+    if series and window[-1].offset >= 0 and until > series[-1][0]:
+        series.append((until, series[-1][1]))
     return series
+
+
+def consumed_series(
+    group_id: str, tps: Iterable[TopicPartition], windows: CommitWindows
+) -> dict[TopicPartition, list[tuple[float, int]]]:
+    """Each partition's :func:`commit_series` in ``group_id``'s windows, until the group's
+    newest commit."""
+    kept = {tp: windows.of((group_id, tp.topic, tp.partition)) for tp in tps}
+    newest = max((w[-1].time for w in kept.values() if w), default=-math.inf)
+    return {tp: commit_series(w, newest) for tp, w in kept.items()}
+
+
+def measurable(
+    offsets: Mapping[TopicPartition, Offsets],
+    samples: EndSamples,
+    consumed: Mapping[TopicPartition, Sequence[tuple[float, int]]],
+) -> bool:
+    """Whether a partition's produce and consume rates can both be measured
+    (:func:`lagassign.rates.series_rate`): a group is planned from then on."""
+    return any(
+        series_rate(samples.of(tp)) is not None and series_rate(consumed[tp]) is not None
+        for tp in offsets
+    )
 
 
 def plan_values(
@@ -240,10 +264,7 @@ def plan_values(
     group = rates_from_series(
         model_group(group_id, offsets, members),
         {tp: samples.of(tp) for tp in offsets},
-        {
-            tp: committed_series(windows.of((group_id, *tp)), [t for t, _ in samples.of(tp)])
-            for tp in offsets
-        },
+        consumed_series(group_id, offsets, windows),
     )
     plans = plan_group(group, [BALANCED])
     balanced = plans.settled.get(BALANCED, plans.plans[0])
