@@ -15,11 +15,11 @@ from pathlib import Path
 
 from lagassign.spark.jars import CACHE, JarsMissing, artifact_of, fetched_jars
 
-__all__ = ["DEFAULT_ROOT", "KafkaJarsMissing", "artifact_of", "kafka_jars"]
+__all__ = ["KAFKA_JARS_ROOT", "KafkaJarsMissing", "artifact_of", "kafka_jars"]
 
 #: where scripts/spark-kafka.sh puts the jars (the repository's .cache/), unless
 #: LAGASSIGN_SPARK_KAFKA_DIR names another folder holding the <version>/ folders
-DEFAULT_ROOT = CACHE / "spark-kafka"
+KAFKA_JARS_ROOT = CACHE / "spark-kafka"
 SOURCE_ARTIFACT = "spark-sql-kafka-0-10_2.13"
 
 
@@ -32,7 +32,7 @@ def kafka_jars(root: Path | None = None, version: str | None = None) -> list[Pat
     import pyspark
 
     version = version or pyspark.__version__
-    root = root or Path(os.environ.get("LAGASSIGN_SPARK_KAFKA_DIR") or DEFAULT_ROOT)
+    root = root or Path(os.environ.get("LAGASSIGN_SPARK_KAFKA_DIR") or KAFKA_JARS_ROOT)
     folder = root / version
     try:
         return fetched_jars(

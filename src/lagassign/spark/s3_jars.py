@@ -18,7 +18,7 @@ from lagassign.spark.jars import CACHE, JarsMissing, fetched_jars, pyspark_jars
 
 #: where scripts/spark-s3.sh puts the jars, unless LAGASSIGN_SPARK_S3_DIR names another
 #: folder holding the <hadoop version>/ folders
-DEFAULT_ROOT = CACHE / "spark-s3"
+S3_JARS_ROOT = CACHE / "spark-s3"
 CONNECTOR_ARTIFACT = "hadoop-aws"
 _HADOOP_CLIENT = "hadoop-client-api-"
 
@@ -34,7 +34,7 @@ def hadoop_version() -> str:
 def s3_jars(root: Path | None = None, version: str | None = None) -> list[Path]:
     """The jars that give Spark the ``s3a://`` file system, sorted by name."""
     version = version or hadoop_version()
-    root = root or Path(os.environ.get("LAGASSIGN_SPARK_S3_DIR") or DEFAULT_ROOT)
+    root = root or Path(os.environ.get("LAGASSIGN_SPARK_S3_DIR") or S3_JARS_ROOT)
     folder = root / version
     return fetched_jars(
         folder,
