@@ -553,3 +553,39 @@ def test_the_protocol_path_reads_what_librdkafka_reads(
         cold, COLD, {0: 5}, {}
     )
     assert [p.tp for p in snapshot.partitions] == sorted(answers[0], key=TopicPartition.sort_key)
+
+
+def test_a_kept_reader_reads_partitions_added_between_reads(
+    admin: AdminClient,
+    kafka_bootstrap: str,
+    make_topic: MakeTopic,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 15: a kept reader sends its ListOffsets to the leaders of its last read before the
+    metadata arrives; when the metadata names other partitions (a topic grew) those answers are
+    not used and the new partitions are read, through Kafka's protocol still."""
+    from confluent_kafka.admin import NewPartitions
+
+    topic = make_topic([3, 4])
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(topic, 1): 2})
+    with (
+        caplog.at_level(logging.DEBUG, logger="lagassign.kafka.offsets"),
+        OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as reader,
+    ):
+        assert reader.offsets(group, [topic]) == expected_offsets(topic, [3, 4], {1: 2}, {})
+        grown = admin.create_partitions(
+            [NewPartitions(topic, 4)], request_timeout=REQUEST_TIMEOUT_S
+        )
+        grown[topic].result(timeout=REQUEST_TIMEOUT_S)
+        produce(kafka_bootstrap, {(topic, 2): 6, (topic, 3): 1})
+        commit(kafka_bootstrap, group, {(topic, 3): 1})
+        deadline = time.monotonic() + SETTLE_S
+        while True:  # until the broker's metadata names the new partitions
+            read = reader.offsets(group, [topic])
+            if len(read) == 4 or time.monotonic() > deadline:
+                break
+            assert read == expected_offsets(topic, [3, 4], {1: 2}, {})
+        assert read == expected_offsets(topic, [3, 4, 6, 1], {1: 2, 3: 1}, {})
+        assert reader.offsets(group, [topic]) == read
+        assert not [r for r in caplog.records if "through librdkafka" in r.getMessage()]

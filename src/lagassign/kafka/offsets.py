@@ -30,16 +30,24 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import operator
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lagassign.java_ordering import java_order
-from lagassign.kafka.protocol import WireClient, WireUnavailable, wire_settings
+from lagassign.kafka.protocol import (
+    Read,
+    WireClient,
+    WireUnavailable,
+    collector_paused,
+    wire_settings,
+)
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
 from lagassign.rates import measure_rates
 
@@ -316,7 +324,8 @@ class OffsetsReader:
         if not wanted:
             return {}
         rows = self._partition_rows(group, wanted, None, deadline)
-        return {tp: Offsets(b, e, c) for tp, b, e, c, _ in rows}
+        with collector_paused():
+            return {tp: Offsets(b, e, c) for tp, b, e, c, _ in rows}
 
     def snapshot(self, group: str) -> GroupSnapshot:
         """The group's state and members, and the offsets of every partition of every topic it
@@ -549,23 +558,31 @@ class OffsetsReader:
         if wire is None:
             return None
         try:
-            rows, racks = wire.read(
+            read = wire.read(
                 group, topics, committed is None, self._wire_deadline(deadline), self._check_faults
             )
         except WireUnavailable as unavailable:
             self._wire_failed(unavailable)
             return None
-        by_topic: dict[str, list[tuple[int, tuple[int, int, int | None, list[int]]]]] = {}
-        for (t, p), row in rows.items():
-            by_topic.setdefault(t, []).append((p, row))
-        out = []
-        for t in topics:  # in the order asked, partitions in number order
-            for p, (b, e, c, replicas) in sorted(by_topic.get(t, ())):
-                tp = TopicPartition(t, p)
-                if committed is not None:
-                    c = committed.get(tp)
-                out.append(self._row(tp, b, e, c, replicas, racks))
-        return out
+        with collector_paused():
+            return self._wire_read_rows(read, committed)
+
+    def _wire_read_rows(
+        self, read: Read, committed: Mapping[TopicPartition, int] | None
+    ) -> list[tuple[TopicPartition, int, int, int | None, frozenset[str]]]:
+        layout, racks = read.layout, read.racks
+        # keyed by TopicPartition or by (topic, partition), alike to a lookup
+        known: Mapping[Any, int] = (read.committed or {}) if committed is None else committed
+        tps, begins, ends = layout.tps, read.begins, read.ends
+        if racks or min(begins, default=0) < 0 or any(map(operator.lt, ends, begins)):
+            # what is left of the work per partition (the rest of this method runs at C speed)
+            replicas, row = layout.replicas, self._row
+            return [
+                row(tp, b, e, known.get(tp), replicas[tp], racks)
+                for tp, b, e in zip(tps, begins, ends, strict=True)
+            ]
+        # topics in the order asked, partitions in number order (the layout's); no racks
+        return list(zip(tps, begins, ends, map(known.get, tps), repeat(_NO_RACKS), strict=False))
 
     def _metadata(
         self, topics: list[str], deadline: float

@@ -7,7 +7,10 @@ offsets are read"). So the reader first asks here: kafka-python's connection man
 (``kafka.net``: connections, API versions, TLS and SASL) and its protocol classes carry one
 ``Metadata`` request for the topics, then for each partition leader one ``ListOffsets``
 request with timestamp -2 (log start) and one with -1 (log end), and one ``OffsetFetch`` to the
-group's coordinator, all in flight together on connections the reader keeps.
+group's coordinator, all in flight together on connections the reader keeps. A kept reader
+sends the ListOffsets requests of its last read of the same topics beside the Metadata request
+and uses their answers only if the new metadata names the same partitions, leaders and replicas
+(:class:`Layout`), so the brokers answer while the metadata is decoded.
 
 This path answers only when everything answers cleanly. Anything else (a topic that does not
 exist, a leader moving, an error code, a broker that does not answer in time, settings
@@ -21,6 +24,7 @@ Importing this module imports neither kafka-python nor confluent-kafka.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import weakref
@@ -28,6 +32,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from lagassign.model import TopicPartition
 
 #: librdkafka property -> kafka-python connection setting, for values that mean the same
 _SAME = {
@@ -48,19 +54,42 @@ _MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: Kafka's ListOffsets timestamps for the log start and the log end (high watermark)
 EARLIEST, LATEST = -2, -1
-#: the last versions before the flexible ones (KIP-482), whose tagged fields per partition
-#: cost kafka-python a third more to encode and decode; they carry all that is read here
-_LIST_OFFSETS_VERSION, _METADATA_VERSION = 5, 8
+#: the lowest versions that carry all that is read here: kafka-python encodes and decodes
+#: every field of every partition in Python, so each field a version adds per partition costs
+#: CPU at 10,000 partitions (the flexible versions of KIP-482, with their tagged fields, a third
+#: more). ListOffsets v2-3: the isolation level, no leader epochs (v4+); Metadata v4: the first
+#: that can refuse to create topics (and the lowest Kafka 4 answers), no leader epoch (v7+)
+#: nor offline replicas (v5+)
+_LIST_OFFSETS_MIN_VERSION, _LIST_OFFSETS_VERSION = 2, 3
+_METADATA_VERSION = 4
 #: OffsetFetch with a list of groups (v8, Kafka 3.0); FindCoordinator of several keys (v4)
 _OFFSET_FETCH_VERSION, _FIND_COORDINATOR_VERSION = 8, 4
 
 #: seconds between fault checks while a read waits
 _CHECK_S = 0.02
-#: ListOffsets requests a client keeps for its next reads
-_KEPT_REQUESTS = 64
+#: layouts a client keeps for its next reads (one per set of topics read)
+_KEPT_LAYOUTS = 64
 
-#: (topic, partition) -> (log start, log end, committed offset or None, replica broker ids)
-Rows = dict[tuple[str, int], tuple[int, int, int | None, list[int]]]
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, unless it was off already.
+
+    A read of 10,000 partitions makes some 200,000 objects (kafka-python's decoded answers,
+    then the rows); their count starts collections of the older generations, which walk every
+    object of the process and cost as much CPU as all the decoding (40 of 90 ms per read here).
+    What a read makes is freed by reference counting when it ends (it holds no cycles), so the
+    collector is paused for its length and runs again after it as it would have. Reads in
+    several threads: the first to end turns the collector back on, the others then only lose
+    the saving."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class WireUnavailable(Exception):
@@ -98,18 +127,10 @@ def wire_settings(config: Mapping[str, str]) -> dict[str, Any] | None:
     return settings
 
 
-@dataclass(frozen=True, slots=True)
-class Topics:
-    """What the Metadata request says of the topics: partitions' leaders and replicas, and
-    the racks of the brokers that have one."""
-
-    leaders: dict[tuple[str, int], int]
-    replicas: dict[tuple[str, int], list[int]]
-    racks: dict[int, str]
-
-
-def _topics(response: Any) -> Topics:
-    """Leaders and replicas of every partition in a Metadata answer, racks of its brokers."""
+def _topics(
+    response: Any,
+) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], list[int]], dict[int, str]]:
+    """Leader and replicas of every partition in a Metadata answer, racks of its brokers."""
     leaders: dict[tuple[str, int], int] = {}
     replicas: dict[tuple[str, int], list[int]] = {}
     for t in response.topics:
@@ -122,20 +143,90 @@ def _topics(response: Any) -> Topics:
                 raise WireUnavailable(f"Metadata: no leader for {name}-{part.partition_index}")
             leaders[(name, part.partition_index)] = part.leader_id
             replicas[(name, part.partition_index)] = part.replica_nodes
-    return Topics(leaders, replicas, {b.node_id: b.rack for b in response.brokers if b.rack})
+    return leaders, replicas, {b.node_id: b.rack for b in response.brokers if b.rack}
 
 
-def _answers(topics: Any, request: str) -> Iterator[tuple[tuple[str, int], Any]]:
-    """Every partition's answer in ``topics`` of a response, by (topic, partition); an error
-    code is :class:`WireUnavailable`."""
-    for t in topics:
-        name = t.name
-        for part in t.partitions:
-            if part.error_code:
-                raise WireUnavailable(
-                    f"{request}: error {part.error_code} for {name}-{part.partition_index}"
-                )
-            yield (name, part.partition_index), part
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The partitions of some topics, their leaders and replicas, as one Metadata answer gave
+    them, with the ListOffsets requests for them; a client keeps it for its next read of the
+    same topics.
+
+    The rule that keeps a read exact: every read asks for the metadata again. Its ListOffsets
+    requests leave at once, to the leaders of the kept layout, and the metadata is decoded
+    while the brokers answer them; their answers count only if the new metadata names exactly
+    the kept partitions, leaders and replicas (equal dictionaries). Otherwise (a topic grew,
+    a leader moved, a replica was reassigned, a topic was deleted and made again with other
+    partitions) the layout is made again from the new metadata and its requests are sent,
+    the first answers left unread. A leader that moves between the metadata and the
+    ListOffsets answer (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION or any other error
+    code) makes the read :class:`WireUnavailable`, and the reader reads again through
+    librdkafka, as when nothing was kept."""
+
+    leaders: dict[tuple[str, int], int]
+    replicas: dict[tuple[str, int], list[int]]
+    #: every partition, topics in the order asked, partitions in number order
+    tps: list[TopicPartition]
+    #: (topic, partition) -> its place in ``tps``
+    index: dict[tuple[str, int], int]
+    #: (leader, timestamp, ListOffsets request) for each leader and each of the two timestamps
+    requests: list[tuple[int, int, Any]]
+
+    @classmethod
+    def of(
+        cls,
+        topics: Sequence[str],
+        leaders: dict[tuple[str, int], int],
+        replicas: dict[tuple[str, int], list[int]],
+    ) -> Layout:
+        from kafka.protocol.consumer import ListOffsetsRequest  # type: ignore[import-untyped]
+
+        numbers: dict[str, list[int]] = {t: [] for t in topics}
+        for t, p in leaders:
+            numbers[t].append(p)
+        tps = [TopicPartition(t, p) for t in topics for p in sorted(numbers[t])]
+        by_leader: dict[int, dict[str, list[int]]] = {}
+        for tp in tps:
+            by_leader.setdefault(leaders[tp], {}).setdefault(tp.topic, []).append(tp.partition)
+        topic_class = ListOffsetsRequest.ListOffsetsTopic
+        partition_class = topic_class.ListOffsetsPartition
+        requests = [
+            (
+                leader,
+                spec,
+                ListOffsetsRequest(
+                    replica_id=-1,
+                    isolation_level=0,  # read_uncommitted: the log end is the high watermark
+                    topics=[
+                        topic_class(
+                            name=t,
+                            partitions=[
+                                partition_class(partition_index=p, timestamp=spec) for p in ps
+                            ],
+                        )
+                        for t, ps in asked.items()
+                    ],
+                    min_version=_LIST_OFFSETS_MIN_VERSION,
+                    max_version=_LIST_OFFSETS_VERSION,
+                ),
+            )
+            for leader, asked in by_leader.items()
+            for spec in (EARLIEST, LATEST)
+        ]
+        return cls(leaders, replicas, tps, {tp: i for i, tp in enumerate(tps)}, requests)
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One read's answers, in the order of its layout's ``tps``."""
+
+    layout: Layout
+    begins: list[int]
+    ends: list[int]
+    #: the group's committed offsets (of any topic), when asked
+    committed: dict[tuple[str, int], int] | None
+    #: rack of each broker that has one
+    racks: dict[int, str]
 
 
 def _shut(managers: Sequence[Any], net: Any) -> None:
@@ -171,7 +262,7 @@ class WireClient:
         # kafka-python's metadata loop logs an error when its manager goes first
         self._finalizer = weakref.finalize(self, _shut, self._managers, self._net)
         self._coordinators: dict[str, int] = {}
-        self._requests: dict[tuple[Any, ...], Any] = {}
+        self._layouts: dict[tuple[str, ...], Layout] = {}
         self._closed = False
 
     # -- public ----------------------------------------------------------------------------
@@ -183,76 +274,61 @@ class WireClient:
         committed: bool,
         deadline: float,
         check: Callable[[], None],
-    ) -> tuple[Rows, dict[int, str]]:
+    ) -> Read:
         """Log start, log end, committed offset (when ``committed``, else None) and replicas
         of every partition of ``topics``; the racks of the brokers.
 
         Each request is a task of its own on the selector; requests are built and answers read
-        here, between the steps that send and receive."""
-        with self._driving():
+        here, between the steps that send and receive. Every read asks for the metadata; the
+        ListOffsets requests go at once to the leaders of the last read of the same topics (its
+        :class:`Layout`), and their answers count only if this read's metadata names exactly
+        those partitions, leaders and replicas; else they are asked again of the leaders it
+        names (see :class:`Layout`)."""
+        key = tuple(topics)
+        with self._driving(), collector_paused():
             metadata = self._net.call_soon_with_future(self._metadata, list(topics))
             # every committed offset of the group, asked beside the metadata (OffsetFetch names
             # partitions, which the metadata has yet to list); those of other topics are left
             fetch = self.start_committed(group) if committed else None
-            meta = _topics(self._wait(metadata, deadline, check))
-            by_leader: dict[int, dict[str, list[int]]] = {}
-            for (topic, p), leader in meta.leaders.items():
-                by_leader.setdefault(leader, {}).setdefault(topic, []).append(p)
-            sent = []
-            for leader, asked in by_leader.items():
-                for spec in (EARLIEST, LATEST):
-                    request = self._list_offsets(leader, spec, asked)
-                    sent.append(
-                        (spec, self._net.call_soon_with_future(self._send, spec, request, leader))
-                    )
-            logs: dict[int, dict[tuple[str, int], int]] = {EARLIEST: {}, LATEST: {}}
+            kept = self._layouts.get(key)
+            sent = self._send_layout(kept) if kept is not None else None
+            fresh = self._wait(metadata, deadline, check)
+            leaders, replicas, racks = _topics(fresh)
+            if kept is None or kept.leaders != leaders or kept.replicas != replicas:
+                # first read of these topics, or partitions, leaders or replicas changed
+                kept = Layout.of(key, leaders, replicas)
+                if len(self._layouts) >= _KEPT_LAYOUTS:
+                    self._layouts.clear()
+                self._layouts[key] = kept
+                sent = self._send_layout(kept)
+            assert sent is not None
+            index = kept.index
+            logs = ([-1] * len(index), [-1] * len(index))
             for spec, future in sent:
-                response = self._wait(future, deadline, check)
-                got = logs[spec]
-                for tp, part in _answers(response.topics, "ListOffsets"):
-                    got[tp] = part.offset
-            offsets = self._committed(fetch, deadline, check) if fetch is not None else {}
-            rows: Rows = {}
-            begins, ends = logs[EARLIEST], logs[LATEST]
-            for tp, replicas in meta.replicas.items():
-                begin, end = begins.get(tp), ends.get(tp)
-                if begin is None or end is None:
-                    raise WireUnavailable(f"ListOffsets: no answer for {tp[0]}-{tp[1]}")
-                rows[tp] = (begin, end, offsets.get(tp), replicas)
-            return rows, meta.racks
-
-    def _list_offsets(self, leader: int, spec: int, asked: Mapping[str, list[int]]) -> Any:
-        """The ListOffsets request of ``asked`` partitions with timestamp ``spec``, built once
-        for a reader kept from read to read (a leader's next rebalance asks the same)."""
-        from kafka.protocol.consumer import ListOffsetsRequest  # type: ignore[import-untyped]
-
-        key = (leader, spec, tuple((t, tuple(ps)) for t, ps in asked.items()))
-        request = self._requests.get(key)
-        if request is None:
-            topic_class = ListOffsetsRequest.ListOffsetsTopic
-            partition_class = topic_class.ListOffsetsPartition
-            request = ListOffsetsRequest(
-                replica_id=-1,
-                isolation_level=0,  # read_uncommitted: the log end is the high watermark
-                topics=[
-                    topic_class(
-                        name=t,
-                        partitions=[
-                            partition_class(
-                                partition_index=p, timestamp=spec, current_leader_epoch=-1
+                got = logs[spec == LATEST]
+                for t in self._wait(future, deadline, check).topics:
+                    name = t.name
+                    for part in t.partitions:
+                        at = index.get((name, part.partition_index))
+                        if part.error_code or at is None:
+                            raise WireUnavailable(
+                                f"ListOffsets: error {part.error_code} for "
+                                f"{name}-{part.partition_index}"
                             )
-                            for p in ps
-                        ],
-                    )
-                    for t, ps in asked.items()
-                ],
-                min_version=1,
-                max_version=_LIST_OFFSETS_VERSION,
-            )
-            if len(self._requests) >= _KEPT_REQUESTS:
-                self._requests.clear()
-            self._requests[key] = request
-        return request
+                        got[at] = part.offset
+            for got in logs:
+                if -1 in got:  # an offset is never negative
+                    tp = kept.tps[got.index(-1)]
+                    raise WireUnavailable(f"ListOffsets: no answer for {tp.topic}-{tp.partition}")
+            offsets = self._committed(fetch, deadline, check) if fetch is not None else None
+            return Read(kept, logs[0], logs[1], offsets, racks)
+
+    def _send_layout(self, layout: Layout) -> list[tuple[int, Any]]:
+        """The ListOffsets requests of ``layout``, sent: (timestamp, future) for each."""
+        return [
+            (spec, self._net.call_soon_with_future(self._send, spec, request, leader))
+            for leader, spec, request in layout.requests
+        ]
 
     def start_committed(self, group: str) -> Any:
         """Every committed offset of ``group``, asked now (one OffsetFetch of all its
@@ -274,9 +350,15 @@ class WireClient:
             self._coordinators.pop(answer.group_id, None)  # moved or loading: asked again
             raise WireUnavailable(f"OffsetFetch: error {answer.error_code}")
         committed: dict[tuple[str, int], int] = {}
-        for tp, part in _answers(answer.topics, "OffsetFetch"):
-            if part.committed_offset >= 0:
-                committed[tp] = part.committed_offset
+        for t in answer.topics:
+            name = t.name
+            for part in t.partitions:
+                if part.error_code:
+                    raise WireUnavailable(
+                        f"OffsetFetch: error {part.error_code} for {name}-{part.partition_index}"
+                    )
+                if part.committed_offset >= 0:
+                    committed[(name, part.partition_index)] = part.committed_offset
         return committed
 
     def close(self) -> None:
@@ -324,8 +406,7 @@ class WireClient:
             MetadataRequest(
                 topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
                 allow_auto_topic_creation=False,
-                include_cluster_authorized_operations=False,
-                include_topic_authorized_operations=False,
+                min_version=_METADATA_VERSION,
                 max_version=_METADATA_VERSION,
             )
         )
