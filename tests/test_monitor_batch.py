@@ -226,6 +226,46 @@ def test_batches_carry_state_and_a_replay_after_a_restart_replaces_its_rows(
     assert {r["time"] for r in replayed[2:]} == {T0 + timedelta(seconds=15)}
 
 
+def test_the_sample_is_read_before_the_records_and_again_for_a_new_topic(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    reads: list[tuple[set[str], datetime]] = []
+    clock = Clock(T0)
+
+    def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
+        reads.append((set(topics), clock.now))
+        ends = {TopicPartition("t", 0): Offsets(0, 50), TopicPartition("u", 0): Offsets(0, 9)}
+        return {tp: o for tp, o in ends.items() if tp.topic in topics}
+
+    batches = MonitorBatches(out, tmp_path / "state", read_logs, clock=clock)
+    batches.sample(0)  # nothing committed before the first micro-batch: nothing to read
+    clock.now = T0 + timedelta(seconds=1)
+    batches.run(0, records(("g", "t", 0, 10)))
+    assert reads == [({"t"}, T0 + timedelta(seconds=1))]
+
+    # the log ends of "t" read as batch 1 starts are its sample, decoded after them
+    clock.now = T0 + timedelta(seconds=5)
+    batches.sample(1)
+    clock.now = T0 + timedelta(seconds=7)
+    one = batches.run(1, records(("g", "t", 0, 30)))
+    assert reads[1:] == [({"t"}, T0 + timedelta(seconds=5))]
+    assert one.time == T0 + timedelta(seconds=5)
+
+    # a commit to a topic the first read did not cover: everything read again, after it
+    clock.now = T0 + timedelta(seconds=10)
+    batches.sample(2)
+    clock.now = T0 + timedelta(seconds=12)
+    two = batches.run(2, records(("h", "u", 0, 4)))
+    assert reads[2:] == [({"t"}, T0 + timedelta(seconds=10)), ({"t", "u"}, two.time)]
+    assert two.time == T0 + timedelta(seconds=12)
+    rows = [(r["time"], r["group"], r["topic"], r["committed"], r["lag"]) for r in read_lag(out)]
+    assert rows == [
+        (T0 + timedelta(seconds=1), "g", "t", 10, 40),
+        (T0 + timedelta(seconds=5), "g", "t", 30, 20),
+        (T0 + timedelta(seconds=12), "g", "t", 30, 20),
+        (T0 + timedelta(seconds=12), "h", "u", 4, 5),
+    ]
+
+
 def test_samples_are_bounded_and_kept_per_batch(tmp_path: Path) -> None:
     samples = EndSamples()
     tp = TopicPartition("t", 0)

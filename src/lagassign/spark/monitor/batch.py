@@ -10,7 +10,13 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    versions counted and logged once each;
 3. the log start and end of every partition of every committed topic, in one batched read on
    the driver (``read_logs``: :func:`offsets_reader_logs` over
-   :class:`lagassign.kafka.offsets.OffsetsReader`);
+   :class:`lagassign.kafka.offsets.OffsetsReader`), and the sample's time, the rows' ``time``.
+   The query reads them as the micro-batch starts (:meth:`MonitorBatches.sample`), before its
+   records are reduced and decoded, for the topics committed up to the previous micro-batch:
+   every record of the micro-batch was in ``__consumer_offsets`` when Spark planned it, so
+   every commit it holds was made before that read, and the sample is as close to the commits
+   as it can be. When the micro-batch's commits name a topic that read did not cover, all the
+   topics are read again after decoding, and that read is the sample;
 4. one log-end sample per partition added to the samples kept after the previous batch
    (:mod:`.samples`), for ``lag_seconds``; every decoded commit added to its partition's
    commit window (:mod:`.windows`) with its lag at its own time (from those samples), for the
@@ -76,6 +82,8 @@ class BatchSummary:
     counts: DecodeCounts
     groups: int
     partitions: int
+    #: from the log-end read (:meth:`MonitorBatches.sample`, else the start of ``run``) to
+    #: the rows and the report written
     seconds: float
 
 
@@ -111,6 +119,18 @@ class _Kept:
         )
 
 
+@dataclass(frozen=True)
+class _Sampled:
+    """The log offsets read as a micro-batch started (:meth:`MonitorBatches.sample`)."""
+
+    batch_id: int
+    kept: _Kept
+    topics: frozenset[str]
+    logs: Mapping[TopicPartition, Offsets]
+    time: datetime
+    began: float
+
+
 @dataclass
 class MonitorBatches:
     """The monitor's micro-batches: state under ``state_dir``, tables under ``out``."""
@@ -131,14 +151,28 @@ class MonitorBatches:
     _kept: _Kept | None = None
     _kept_batch: int | None = None
     _history: GroupsHistory | None = None
+    _sampled: _Sampled | None = None
+
+    def sample(self, batch_id: int) -> None:
+        """Reads the log offsets of micro-batch ``batch_id`` before its records are known: every
+        partition of the topics committed up to the micro-batch before, at the sample's time
+        (the module's step 3). :meth:`run` of the same id then uses them."""
+        began = time.perf_counter()
+        kept = self._kept_before(batch_id)
+        topics = frozenset(kept.state.topics())
+        logs = self.read_logs(set(topics)) if topics else {}
+        self._sampled = _Sampled(batch_id, kept, topics, logs, self.clock(), began)
 
     def run(
         self, batch_id: int, records: Iterable[Record], read: int | None = None
     ) -> BatchSummary:
         """Micro-batch ``batch_id`` of ``records``, in log order; ``read``: how many records
         the micro-batch read, when ``records`` are fewer (reduced to the last of each key)."""
-        began = time.perf_counter()
-        kept = self._kept_before(batch_id)
+        sampled, self._sampled = self._sampled, None
+        if sampled is not None and sampled.batch_id != batch_id:
+            sampled = None
+        began = time.perf_counter() if sampled is None else sampled.began
+        kept = self._kept_before(batch_id) if sampled is None else sampled.kept
         state, samples, windows = kept.state, kept.samples, kept.windows
         counts = DecodeCounts()
 
@@ -155,8 +189,15 @@ class MonitorBatches:
                 yield result
 
         changes = state.apply(decoded())
-        logs = self.read_logs(state.topics()) if state.commits else {}
-        now = self.clock()
+        topics = state.topics()
+        logs: Mapping[TopicPartition, Offsets] = {}
+        if sampled is not None and topics <= sampled.topics:
+            logs = {tp: o for tp, o in sampled.logs.items() if tp.topic in topics}
+            now = sampled.time
+        else:
+            if state.commits:
+                logs = self.read_logs(topics)
+            now = self.clock()
         samples.add(now.timestamp(), logs)
         windows.add(changes, logs, samples)
         groups = {g for g, t, p in state.commits if TopicPartition(t, p) in logs}

@@ -6,9 +6,10 @@
   (``CHECKPOINT/query``). Spark's default offset reader (the admin client's) sees no records
   in ``__consumer_offsets`` (found with Spark 4.2's Kafka source against Kafka 4.4); the
   consumer-based one (``spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true``) does.
-* Each micro-batch: its records reduced on the executors to the last of each key
-  (:func:`batch_records`), in log order, to :meth:`MonitorBatches.run` on the driver, the
-  commit state under ``CHECKPOINT/commits``; one progress line.
+* Each micro-batch: the log ends read first (:meth:`MonitorBatches.sample`), then its
+  records reduced on the executors to the last of each key (:func:`batch_records`), in log
+  order, to :meth:`MonitorBatches.run` on the driver, the commit state under
+  ``CHECKPOINT/commits``; one progress line (its time from the log-end read on).
 * Stops after ``duration`` seconds, or on SIGINT/SIGTERM, between micro-batches: the running
   one is finished and committed first. The JVM runs in a process group of its own, so a
   signal to the monitor's whole process group does not end it mid-batch.
@@ -162,6 +163,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
         )
 
         def each(frame: Any, batch_id: int) -> None:
+            batches.sample(batch_id)  # the log ends first: the sample nearest the commits
             reduced = batch_records(frame)
             summary = batches.run(batch_id, reduced.records, read=reduced.read)
             print(progress_line(summary), flush=True)
