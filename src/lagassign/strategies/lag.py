@@ -26,12 +26,18 @@ The Java original is eager only, sends no user data and is not sticky; neither i
 
 from __future__ import annotations
 
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import topic_lags
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.strategies.base import Strategy, collector_paused, each, subscribers_by_topic
+from lagassign.strategies.base import (
+    Strategy,
+    collector_paused,
+    each,
+    hottest_first,
+    subscribers_by_topic,
+)
 from lagassign.strategies.registry import register
 
 
@@ -50,33 +56,38 @@ class LagAssignor(Strategy):
         ids = [m.id for m in by_id]
         names = sorted(group.topics, key=java_order)
         readers = subscribers_by_topic(by_id, names)
+        # topics read by the same members share one list of positions: their ids, once
+        named: dict[int, list[str]] = {}
         for topic_name in names:
-            subscribers = [ids[i] for i in readers[topic_name]]
+            positions = readers[topic_name]
+            subscribers = named.get(id(positions))
+            if subscribers is None:
+                subscribers = named[id(positions)] = [ids[i] for i in positions]
             if not subscribers:
                 continue
             # Decreasing lag; the sort is stable, so equal lags keep partition-number order.
             partitions = group.topics[topic_name].partitions
             lags = topic_lags(partitions, group.auto_offset_reset)
-            items = list(zip(lags, map(_tp, partitions), strict=True))
-            items.sort(key=itemgetter(0), reverse=True)
+            order = hottest_first(lags)
+            tps = list(map(_tp, partitions))
             # Fewest partitions comes first, so the partitions go out in rounds: each round
             # gives every subscriber one, in order of (lag so far, id) as the round starts,
             # because a member that has taken its partition of the round cannot win again
             # until all the others have. Sorting once per round replaces a choice per partition.
-            load = dict.fromkeys(subscribers, 0)
             ranked = subscribers
-            rounds = range(0, len(items), len(subscribers))
+            rounds = range(0, len(order), len(subscribers))
+            if len(rounds) > 1:  # only a later round reads the loads
+                load = dict.fromkeys(subscribers, 0)
             for start in rounds:
                 if start:
                     ranked = sorted(subscribers, key=load.__getitem__)  # stable: ties by id
                 # the last round may be short: its partitions go to the first in rank
-                chunk = items[start : start + len(subscribers)]
-                each(list.append, map(assigned.__getitem__, ranked), map(_tp_of, chunk))
+                chunk = order[start : start + len(subscribers)]
+                each(list.append, map(assigned.__getitem__, ranked), map(tps.__getitem__, chunk))
                 if start != rounds[-1]:  # only a later round reads the loads
-                    for winner, (lag, _) in zip(ranked, chunk, strict=False):
-                        load[winner] += lag
+                    for winner, i in zip(ranked, chunk, strict=False):
+                        load[winner] += lags[i]
         return Assignment.build(group.members, assigned)
 
 
 _tp = attrgetter("tp")
-_tp_of = itemgetter(1)
