@@ -216,3 +216,36 @@ def test_handing_back_only_swaps_whole_holdings_between_alike_members(seed: int)
         if h:
             assert handed.load[k] == state.load[m] and handed.count[k] == state.count[m]
     assert kept(after) >= kept(before)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
+    """Groups where no topic gives a member more than one partition are constructed on arrays
+    from ONE_EACH_ARRAYS_FROM members on: the same plan to the last bit as the step per
+    partition, with full and partial topics, mixed subscriptions, tied lags and member speeds."""
+    rng = random.Random(seed)
+    n = rng.randint(3, 40)
+    names = [f"t{t}" for t in range(rng.randint(1, 8))]
+    identical = seed % 2 == 0
+    members = [
+        Member(f"m{i}", frozenset(names if identical else rng.sample(names, rng.randint(1, min(3, len(names))))))
+        for i in range(n)
+    ]
+    topics = []
+    for name in names:
+        readers = sum(name in m.topics for m in members)
+        size = rng.choice((readers, rng.randint(0, readers)))  # at most one each
+        lags = (rng.choice((0, 7, 7, rng.randint(0, 10**6))) for _ in range(size))
+        topics.append(lag_topic(name, list(lags)))
+    g = Group.of(topics, members)
+    speeds = None if seed % 3 else {m.id: rng.choice((0.5, 1.0, 3.0)) for m in members}
+    scale = balanced._scale(g, speeds)
+    topics_of = balanced._topics(g, None)
+    states = []
+    for arrays_from in (0, 10**9):
+        monkeypatch.setattr(balanced, "ONE_EACH_ARRAYS_FROM", arrays_from)
+        state = balanced._new_state(g, topics_of, scale)
+        balanced._construct_by_topic(state)
+        states.append((state.load, state.count, state.placed, state.held))
+    assert states[0] == states[1]
+    assert sum(states[0][1]) == sum(len(t.partitions) for t in topics)

@@ -1,9 +1,12 @@
 """Metrics: member load, lower bound, imbalance, count spread, moves."""
 
+import random
+
 import pytest
 
+from lagassign import metrics
 from lagassign.lag_rules import group_lags
-from lagassign.metrics import evaluate, lower_bound
+from lagassign.metrics import evaluate, lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, TopicPartition
 from lagassign.strategies import create
 from tests.builders import lag_topic, tps
@@ -88,3 +91,19 @@ def test_evaluate_uses_the_subscriptions():
     metrics = evaluate(g, best, group_lags(g))
     # consumer-1 must also take one of t1's four partitions (one each): 167,500 is the best
     assert metrics.lower_bound == 166_000 and metrics.max_member_lag == 167_500
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pigeonhole_bound_sorts_long_lags_with_numpy_to_the_same_bound(seed: int, monkeypatch):
+    """Long lists of lags are sorted by NumPy: the same bound to the last bit as Python's sort,
+    for lags (ints, with ties) and for weights that mix ints and floats (left to Python)."""
+    rng = random.Random(seed)
+    lags = [int(rng.paretovariate(1.2) * 100) for _ in range(rng.randint(1, 3000))]
+    mixed = [w + 0.25 if rng.random() < 0.5 else w for w in lags]
+    members, floor = rng.randint(1, 40), rng.randint(0, 5)
+    bounds = []
+    for numpy_from in (0, 10**9):
+        monkeypatch.setattr(metrics, "NUMPY_SORT_FROM", numpy_from)
+        bounds.append([pigeonhole_bound(w, members, floor) for w in (lags, mixed)])
+    assert bounds[0] == bounds[1]
+    assert bounds[0][0] >= max(lags)

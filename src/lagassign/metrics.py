@@ -115,7 +115,7 @@ def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0)
     k + 1 lightest of them; and when every member gets at least ``min_count`` partitions, that
     member holds at least ``min_count - k - 1`` more, no lighter than the lightest of the rest.
     """
-    desc = sorted(weights, reverse=True)
+    desc = _descending(list(weights))
     n = len(desc)
     lightest = list(accumulate(reversed(desc), initial=0.0))  # lightest[j]: the j lightest
     best = sum(desc) / members if members else 0.0
@@ -131,6 +131,25 @@ def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0)
             rest = lightest[outside] + lightest[k + 1 + more] - lightest[outside + k + 1]
         best = max(best, sum(window) + rest)
     return best
+
+
+#: from this many weights on, :func:`pigeonhole_bound` sorts whole numbers with NumPy
+NUMPY_SORT_FROM = 50_000
+
+
+def _descending(weights: list[float]) -> list[float]:
+    """``sorted(weights, reverse=True)``; a long list of whole numbers (lags) sorted by NumPy,
+    the same values back (a million lags: 0.15 s → 0.07 s). Other numbers are left to Python,
+    whose sort compares ints and floats exactly."""
+    if len(weights) >= NUMPY_SORT_FROM:
+        import numpy as np  # here: it takes a while to load, small groups never need it
+
+        values = np.array(weights)
+        if values.dtype.kind == "i":
+            ascending: list[float] = np.sort(values).tolist()
+            ascending.reverse()
+            return ascending
+    return sorted(weights, reverse=True)
 
 
 def moves(group: Group, assignment: Assignment) -> int:

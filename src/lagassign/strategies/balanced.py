@@ -47,6 +47,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 import random
 import zlib
 from collections import Counter
@@ -70,6 +71,7 @@ from lagassign.strategies.base import (
     RebalanceProtocol,
     Strategy,
     collector_paused,
+    hottest_first,
     subscribers_by_topic,
 )
 from lagassign.strategies.base import each as _each
@@ -121,6 +123,9 @@ MAX_SPLITS = 1_000
 CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
 CATCH_UP_GAIN = 0.0005
+#: from this many members on, a group where no topic gives any member more than one partition
+#: is constructed on arrays (:func:`_construct_one_each`)
+ONE_EACH_ARRAYS_FROM = 256
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
@@ -220,13 +225,13 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float] | None) -> lis
         # Hottest first, equal weights in partition order: the sort is stable.
         partitions = group.topics[name].partitions
         tps = list(map(_tp, partitions))
-        heat = (
-            topic_lags(partitions, group.auto_offset_reset)
+        heat: list[float] = (
+            topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
             if weights is None
-            else map(weights.__getitem__, tps)
+            else list(map(weights.__getitem__, tps))
         )
-        parts: list[tuple[float, TopicPartition]] = list(zip(heat, tps, strict=True))
-        parts.sort(key=itemgetter(0), reverse=True)
+        order = hottest_first(heat)
+        parts = list(zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True))
         n, s = len(parts), len(subscribers)
         topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
     # Hottest topic first: its big partitions are placed while every member is still light.
@@ -261,33 +266,91 @@ def _new_state(group: Group, topics: list[_Topic], scale: Sequence[float] | None
     return state
 
 
+def _ranked(members: Sequence[int], keys: Sequence[Sequence[float]]) -> list[int]:
+    """``members`` sorted by ``(keys[0][m], keys[1][m], ...)``, equal ones in their order: one
+    stable sort per key, the last key first, each looking its values up at C speed (no tuple
+    per member, as a key function would make)."""
+    ranked = list(members)
+    for key in reversed(keys):
+        ranked.sort(key=key.__getitem__)
+    return ranked
+
+
+def _construct_one_each(state: _State) -> None:
+    """:func:`_construct_by_topic` where no topic gives any member more than one partition, on
+    arrays: the same plan, to the last bit (each load adds the same products in the same
+    order), without a Python step per partition (500 topics of 2,000 partitions on 2,000
+    members: 0.4 s → 0.1 s)."""
+    import numpy as np  # here: it takes a while to load, small groups never get here
+
+    load = np.array(state.load, dtype=np.float64)
+    count = np.array(state.count, dtype=np.int64)
+    tie = np.array(state.tie, dtype=np.int64)
+    scale = np.array(state.scale, dtype=np.float64)
+    readers: dict[int, NDArray[np.intp]] = {}  # topics of the same readers share their list
+    for t, topic in enumerate(state.topics):
+        n = len(topic.partitions)
+        if not n:
+            continue
+        subscribers = readers.get(id(topic.subscribers))
+        if subscribers is None:
+            subscribers = readers[id(topic.subscribers)] = np.array(
+                topic.subscribers, dtype=np.intp
+            )
+        if n < len(subscribers):
+            # the n extras: the fewest partitions first when subscriptions are identical, else
+            # the least loaded (as _construct_by_topic); they take in the order of subscribers
+            keys = (count, load, tie) if state.identical else (load, count, tie)
+            first = np.lexsort([k[subscribers] for k in reversed(keys)])[:n]
+            subscribers = subscribers[np.sort(first)]
+        # the least loaded takes the hottest: lexsort is stable, the last key first
+        takers = subscribers[np.lexsort((tie[subscribers], count[subscribers], load[subscribers]))]
+        weights = np.fromiter(map(itemgetter(0), topic.partitions), dtype=np.float64, count=n)
+        load[takers] += weights if state.uniform else weights * scale[takers]
+        count[takers] += 1
+        state.placed[t] = takers.tolist()
+    state.load[:] = load.tolist()
+    state.count[:] = count.tolist()
+
+
 def _construct_by_topic(state: _State) -> None:
     """Topic by topic, hottest first; within a topic, hottest partition to the least loaded."""
     load, count, tie, held, scale = state.load, state.count, state.tie, state.held, state.scale
     if state.held or state.placed:
         raise ValueError("construct on an empty state")
+    if len(load) >= ONE_EACH_ARRAYS_FROM and all(t.ceil <= 1 for t in state.topics):
+        _construct_one_each(state)
+        return
     for t, topic in enumerate(state.topics):
-        extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
-        quota = dict.fromkeys(topic.subscribers, topic.floor)
+        subscribers = topic.subscribers
+        extra = len(topic.partitions) - topic.floor * len(subscribers)
         # The topic's extra partitions: with identical subscriptions to the members with the
         # fewest partitions (that keeps totals within floor and ceiling), else the least loaded.
+        chosen: list[int] = []
         if extra:
-            if state.identical:
-                extras = sorted(topic.subscribers, key=lambda m: (count[m], load[m], tie[m]))
-            else:
-                extras = sorted(topic.subscribers, key=lambda m: (load[m], count[m], tie[m]))
-            for m in extras[:extra]:
-                quota[m] += 1
-        takers = [m for m in topic.subscribers if quota[m]]
+            keys = (count, load, tie) if state.identical else (load, count, tie)
+            chosen = _ranked(subscribers, keys)[:extra]
         if topic.ceil == 1:
             # One partition each: the least loaded takes the hottest and is done, so the order
-            # in which members take is their order as the topic starts. One sort does it.
-            takers.sort(key=lambda m: (load[m], count[m], tie[m]))
-            for m, item in zip(takers, topic.partitions, strict=True):
-                load[m] += item[0] * scale[m]
-                count[m] += 1
+            # in which members take is their order as the topic starts. One sort does it; then
+            # every taker's load and count go up at once (none takes twice).
+            if topic.floor:
+                takers = _ranked(subscribers, (load, count, tie))
+            else:
+                extras = set(chosen)
+                takers = _ranked([m for m in subscribers if m in extras], (load, count, tie))
+            weights = map(itemgetter(0), topic.partitions)
+            if not state.uniform:
+                weights = map(operator.mul, weights, map(scale.__getitem__, takers))
+            loads = map(operator.add, map(load.__getitem__, takers), weights)
+            _each(load.__setitem__, takers, loads)
+            _each(count.__setitem__, takers, map((1).__add__, map(count.__getitem__, takers)))
             state.placed[t] = takers
             continue
+        quota = dict.fromkeys(subscribers, topic.floor)
+        for m in chosen:
+            quota[m] += 1
+        takers = [m for m in subscribers if quota[m]]
         heap = [(load[m], count[m], tie[m], m) for m in takers]
         heapq.heapify(heap)
         for item in topic.partitions:
