@@ -266,6 +266,30 @@ def test_the_sample_is_read_before_the_records_and_again_for_a_new_topic(tmp_pat
     ]
 
 
+def test_the_groups_are_described_with_the_sample_and_new_ones_after_decoding(
+    tmp_path: Path,
+) -> None:
+    described: list[set[str]] = []
+
+    def read_members(groups: set[str]) -> dict[str, tuple[LiveMember, ...] | None]:
+        described.append(set(groups))
+        return {g: (live(f"{g}-m", ("t", 0)),) for g in groups}
+
+    def read_logs(topics: set[str]) -> dict[TopicPartition, Offsets]:
+        return {TopicPartition("t", 0): Offsets(0, 50)}
+
+    out = tmp_path / "out"
+    batches = MonitorBatches(out, tmp_path / "state", read_logs, read_members=read_members)
+    batches.sample(0)
+    batches.run(0, records(("g", "t", 0, 10)))
+    batches.sample(1)  # g, committed before, is described from here on
+    assert described == [{"g"}, {"g"}]
+    batches.run(1, records(("h", "t", 0, 20)))
+    assert described == [{"g"}, {"g"}, {"h"}]
+    last = [(r["group"], r["member_id"]) for r in read_lag(out)][-2:]
+    assert last == [("g", "g-m"), ("h", "h-m")]
+
+
 def test_samples_are_bounded_and_kept_per_batch(tmp_path: Path) -> None:
     samples = EndSamples()
     tp = TopicPartition("t", 0)

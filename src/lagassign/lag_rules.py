@@ -174,16 +174,42 @@ LagSeconds(seconds=6.0, estimated=False))
     >>> lag_seconds(s, 500, 131.0)
     LagSeconds(seconds=36.0, estimated=True)
     """
-    if not samples or committed >= samples[-1][1]:
-        return LagSeconds(0.0 if samples else None)
-    passed = interpolate(samples, committed, at="end")
-    if passed is not None:
-        return LagSeconds(now - passed)
-    rising = [(a, b) for a, b in itertools.pairwise(samples) if b[1] > a[1]]
-    if not rising:
-        return LagSeconds(None)
-    (t0, e0), (t1, e1) = rising[0]
-    rate = (e1 - e0) / (t1 - t0) if t1 > t0 else 0.0
-    if rate <= 0:
-        return LagSeconds(None)
-    return LagSeconds(now - (t0 - (e0 - committed) / rate), True)
+    return lags_seconds(samples, [committed], now)[0]
+
+
+def lags_seconds(
+    samples: Sequence[EndSample], committed: Sequence[int], now: float
+) -> list[LagSeconds]:
+    """:func:`lag_seconds` of each of many committed offsets of one partition (a monitor's
+    groups on one partition), its produce rate for extrapolating found once.
+
+    >>> s = [(100.0, 1000), (110.0, 2000), (120.0, 2000), (130.0, 3000)]
+    >>> [x.seconds for x in lags_seconds(s, [3000, 1500, 500], 131.0)]
+    [0.0, 26.0, 36.0]
+    """
+    if not samples:
+        return [LagSeconds(None)] * len(committed)
+    newest = samples[-1][1]
+    rate: float | None = None
+    t0 = e0 = 0.0
+    found = False
+    out = []
+    for offset in committed:
+        if offset >= newest:
+            out.append(LagSeconds(0.0))
+            continue
+        passed = interpolate(samples, offset, at="end")
+        if passed is not None:
+            out.append(LagSeconds(now - passed))
+            continue
+        if not found:  # older than every sample: the oldest rise's produce rate
+            found = True
+            rising = next(((a, b) for a, b in itertools.pairwise(samples) if b[1] > a[1]), None)
+            if rising is not None:
+                (t0, e0), (t1, e1) = rising
+                rate = (e1 - e0) / (t1 - t0) if t1 > t0 else None
+        if rate is None or rate <= 0:
+            out.append(LagSeconds(None))
+        else:
+            out.append(LagSeconds(now - (t0 - (e0 - offset) / rate), True))
+    return out

@@ -208,6 +208,9 @@ class _Malformed(Exception):
     """The bytes break the schema at the named place (internal: :func:`decode` catches it)."""
 
 
+_INT16, _INT32, _INT64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
+
+
 class _Bytes:
     """A cursor over one record's bytes with the primitive types of Kafka's schemas."""
 
@@ -224,15 +227,21 @@ class _Bytes:
         return chunk
 
     def int16(self, name: str) -> int:
-        value: int = struct.unpack(">h", self.take(2, name))[0]
-        return value
+        return self._unpack(_INT16, name)
 
     def int32(self, name: str) -> int:
-        value: int = struct.unpack(">i", self.take(4, name))[0]
-        return value
+        return self._unpack(_INT32, name)
 
     def int64(self, name: str) -> int:
-        value: int = struct.unpack(">q", self.take(8, name))[0]
+        return self._unpack(_INT64, name)
+
+    def _unpack(self, fmt: struct.Struct, name: str) -> int:
+        """One integer read in place (no slice: a monitor's micro-batch decodes 100,000s)."""
+        end = self.pos + fmt.size
+        if end > len(self.data):
+            raise _Malformed(f"{self.what} cut short in {name}")
+        value: int = fmt.unpack_from(self.data, self.pos)[0]
+        self.pos = end
         return value
 
     def uvarint(self, name: str) -> int:

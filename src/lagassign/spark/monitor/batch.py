@@ -22,7 +22,11 @@ micro-batch's id and its records (key and value bytes, in log order per partitio
    commit window (:mod:`.windows`) with its lag at its own time (from those samples), for the
    group status;
 5. the groups' members and their assignments, in one description of them all
-   (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner;
+   (``read_members``: :class:`lagassign.kafka.groups.GroupMembers`): each partition's owner.
+   The query starts it with the sample, for the groups committed up to the previous
+   micro-batch, in a thread of the driver while Spark reduces the records (describing 1,000
+   groups takes the coordinator most of a second); groups first seen in this micro-batch are
+   described after decoding;
 6. the groups whose plan is due planned (:mod:`.plans`: as soon as its rates can be
    measured, its second micro-batch with commits, then every ``plan_every_s``, for at most
    ``plan_budget_s``), with rates measured over those samples and windows;
@@ -40,6 +44,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -129,6 +134,8 @@ class _Sampled:
     logs: Mapping[TopicPartition, Offsets]
     time: datetime
     began: float
+    #: the description of the groups committed up to the micro-batch before, under way
+    members: Future[Mapping[str, Sequence[LiveMember] | None]] | None
 
 
 @dataclass
@@ -152,6 +159,7 @@ class MonitorBatches:
     _kept_batch: int | None = None
     _history: GroupsHistory | None = None
     _sampled: _Sampled | None = None
+    _describer: ThreadPoolExecutor | None = None
 
     def sample(self, batch_id: int) -> None:
         """Reads the log offsets of micro-batch ``batch_id`` before its records are known: every
@@ -161,7 +169,15 @@ class MonitorBatches:
         kept = self._kept_before(batch_id)
         topics = frozenset(kept.state.topics())
         logs = self.read_logs(set(topics)) if topics else {}
-        self._sampled = _Sampled(batch_id, kept, topics, logs, self.clock(), began)
+        now = self.clock()
+        members = None
+        if self.read_members is not None:
+            groups = {g for g, t, p in kept.state.commits if TopicPartition(t, p) in logs}
+            if groups:
+                if self._describer is None:
+                    self._describer = ThreadPoolExecutor(1, thread_name_prefix="describe")
+                members = self._describer.submit(self.read_members, groups)
+        self._sampled = _Sampled(batch_id, kept, topics, logs, now, began, members)
 
     def run(
         self, batch_id: int, records: Iterable[Record], read: int | None = None
@@ -201,7 +217,7 @@ class MonitorBatches:
         samples.add(now.timestamp(), logs)
         windows.add(changes, logs, samples)
         groups = {g for g, t, p in state.commits if TopicPartition(t, p) in logs}
-        members = self.read_members(groups) if self.read_members and groups else {}
+        members = self._members(groups, sampled)
         table = lag_rows(state, logs, samples, now, partition_owners(members))
         kept.plans.update(
             now.timestamp(),
@@ -231,6 +247,20 @@ class MonitorBatches:
             partitions=table.num_rows,
             seconds=time.perf_counter() - began,
         )
+
+    def _members(
+        self, groups: set[str], sampled: _Sampled | None
+    ) -> Mapping[str, Sequence[LiveMember] | None]:
+        """The members of ``groups``: the description under way since the sample (the
+        module's step 5) and of the groups it did not cover."""
+        if self.read_members is None or not groups:
+            return {}
+        described = sampled.members.result() if sampled and sampled.members else {}
+        members = {g: m for g, m in described.items() if g in groups}
+        missing = groups - members.keys()
+        if missing:
+            members.update(self.read_members(missing))
+        return members
 
     def _kept_before(self, batch_id: int) -> _Kept:
         """A copy of what was kept after ``batch_id - 1``: in memory, or from its files."""

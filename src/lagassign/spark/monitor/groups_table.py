@@ -60,12 +60,14 @@ def group_rows(
     statuses: dict[str, list[Status]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
     seconds: dict[str, list[float | None]] = defaultdict(list)
-    for r in lag.select(["group", "topic", "partition", "lag", "lag_seconds"]).to_pylist():
-        group = r["group"]
-        window = windows.of((group, r["topic"], r["partition"]))
-        statuses[group].append(partition_status(window, r["lag"], now))
-        totals[group] += r["lag"]
-        seconds[group].append(r["lag_seconds"])
+    columns = (lag.column(n).to_pylist() for n in ("group", "topic", "partition", "lag"))
+    for group, topic, partition, lag_now, behind in zip(
+        *columns, lag.column("lag_seconds").to_pylist(), strict=True
+    ):
+        window = windows.of((group, topic, partition))
+        statuses[group].append(partition_status(window, lag_now, now))
+        totals[group] += lag_now
+        seconds[group].append(behind)
     groups = sorted(statuses)
     values = [plans.values(g) if plans is not None else PlanValues() for g in groups]
     return pa.table(

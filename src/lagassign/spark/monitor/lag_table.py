@@ -23,7 +23,7 @@ another date: a replayed micro-batch replaces its rows, never adds to them.
 from __future__ import annotations
 
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -32,12 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lagassign.kafka.offsets import LiveMember
-from lagassign.lag_rules import (
-    DEFAULT_AUTO_OFFSET_RESET,
-    LagSeconds,
-    lag_from_offsets,
-    lag_seconds,
-)
+from lagassign.lag_rules import DEFAULT_AUTO_OFFSET_RESET, lag_from_offsets, lags_seconds
 from lagassign.model import Offsets, TopicPartition
 from lagassign.spark.monitor.commits import CommitKey, CommitState
 from lagassign.spark.monitor.samples import EndSamples
@@ -92,33 +87,42 @@ def lag_rows(
     the partitions' log-end ``samples`` (this one's included); ``member_id`` from ``owners``
     (:func:`partition_owners`; None: every row's is null)."""
     owners = owners or {}
-    rows: dict[str, list[object]] = {name: [] for name in LAG_SCHEMA.names}
-    for key, committed in sorted(state.commits.items()):
-        group, topic, partition = key
-        log = logs.get(TopicPartition(topic, partition))
+    keys: list[CommitKey] = []
+    committed: list[int] = []
+    ends: list[int] = []
+    lags: list[int] = []
+    behind: dict[TopicPartition, list[int]] = defaultdict(list)  # rows with lag, by partition
+    for key, commit in sorted(state.commits.items()):
+        tp = TopicPartition(key[1], key[2])
+        log = logs.get(tp)
         if log is None:  # the topic or partition is gone
             continue
-        tp = TopicPartition(topic, partition)
-        lag = lag_from_offsets(log.begin, log.end, committed.offset, DEFAULT_AUTO_OFFSET_RESET)
-        seconds = (
-            LagSeconds(0.0)
-            if lag == 0
-            else lag_seconds(samples.of(tp), committed.offset, time.timestamp())
-        )
-        for name, value in (
-            ("time", time),
-            ("group", group),
-            ("topic", topic),
-            ("partition", partition),
-            ("committed", committed.offset),
-            ("end", log.end),
-            ("lag", lag),
-            ("lag_seconds", seconds.seconds),
-            ("lag_seconds_estimated", seconds.estimated),
-            ("member_id", owners.get(key)),
-        ):
-            rows[name].append(value)
-    return pa.table(rows, schema=LAG_SCHEMA)
+        lag = lag_from_offsets(log.begin, log.end, commit.offset, DEFAULT_AUTO_OFFSET_RESET)
+        if lag:
+            behind[tp].append(len(keys))
+        keys.append(key)
+        committed.append(commit.offset)
+        ends.append(log.end)
+        lags.append(lag)
+    seconds: list[float | None] = [0.0] * len(keys)
+    estimated = [False] * len(keys)
+    for tp, rows in behind.items():  # each partition's samples read once for all its groups
+        found = lags_seconds(samples.of(tp), [committed[i] for i in rows], time.timestamp())
+        for i, lag_s in zip(rows, found, strict=True):
+            seconds[i], estimated[i] = lag_s.seconds, lag_s.estimated
+    columns = {
+        "time": [time] * len(keys),
+        "group": [k[0] for k in keys],
+        "topic": [k[1] for k in keys],
+        "partition": [k[2] for k in keys],
+        "committed": committed,
+        "end": ends,
+        "lag": lags,
+        "lag_seconds": seconds,
+        "lag_seconds_estimated": estimated,
+        "member_id": [owners.get(k) for k in keys],
+    }
+    return pa.table(columns, schema=LAG_SCHEMA)
 
 
 def write_batch(out: Path, table_name: str, batch_id: int, table: pa.Table, time: datetime) -> Path:
