@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -228,7 +230,12 @@ def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
     names = [f"t{t}" for t in range(rng.randint(1, 8))]
     identical = seed % 2 == 0
     members = [
-        Member(f"m{i}", frozenset(names if identical else rng.sample(names, rng.randint(1, min(3, len(names))))))
+        Member(
+            f"m{i}",
+            frozenset(
+                names if identical else rng.sample(names, rng.randint(1, min(3, len(names))))
+            ),
+        )
         for i in range(n)
     ]
     topics = []
@@ -249,3 +256,61 @@ def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
         states.append((state.load, state.count, state.placed, state.held))
     assert states[0] == states[1]
     assert sum(states[0][1]) == sum(len(t.partitions) for t in topics)
+
+
+# -- the count bound ------------------------------------------------------------------------
+
+
+def test_count_bound_example():
+    """_count_bound's docstring: whoever holds t's 900 also holds a 10 of t and a 500 of u."""
+    g = group({"t": [900, 10, 10, 10], "u": [500, 500]}, {m: ["t", "u"] for m in "ab"})
+    assert balanced._count_bound(balanced._topics(g, None)) == 1410
+    assert max_lag(g, "balanced") == 1410
+
+
+def _smallest_largest_total(g: Group, scale: list[float]) -> float:
+    """The least largest member load (lag × ``scale``) over every assignment that keeps
+    balanced's counts, by trying them all."""
+    lags = group_lags(g)
+    topics = balanced._topics(g, None)
+    state = balanced._new_state(g, topics)
+    items = [(t, tp) for t, topic in enumerate(topics) for _, tp in topic.partitions]
+    best = float("inf")
+    for owners in itertools.product(range(len(g.members)), repeat=len(items)):
+        per_topic = Counter((t, m) for (t, _), m in zip(items, owners, strict=True))
+        if any(
+            not topic.floor <= per_topic[(t, m)] <= topic.ceil
+            for t, topic in enumerate(topics)
+            for m in topic.subscribers
+        ) or any(
+            per_topic[(t, m)]
+            for t, topic in enumerate(topics)
+            for m in range(len(g.members))
+            if m not in topic.subscribers
+        ):
+            continue
+        totals = Counter(owners)
+        if state.identical and any(
+            not state.global_floor <= totals[m] <= state.global_ceil for m in range(len(g.members))
+        ):
+            continue
+        loads = [0.0] * len(g.members)
+        for (_, tp), m in zip(items, owners, strict=True):
+            loads[m] += lags[tp] * scale[m]
+        best = min(best, max(loads))
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_count_bound_is_a_lower_bound(seed: int, speeds: bool):
+    """Never above the best assignment with balanced's counts (all of them tried), with
+    members alike or of different speeds; balanced reaches it or stays above."""
+    rng = random.Random(seed)
+    g = random_group(rng, max_topics=2, max_partitions=4, max_members=3)
+    scale = [1 / rng.uniform(0.5, 4) if speeds else 1.0 for _ in g.members]
+    bound = balanced._count_bound(balanced._topics(g, None), scale if speeds else None)
+    least = _smallest_largest_total(g, scale)
+    assert bound <= least * (1 + 1e-12), (bound, least)
+    if not speeds:
+        assert least <= max_lag(g, BalancedAssignor(sticky=False))

@@ -113,6 +113,11 @@ DOUBLE_SWAPS_TOP_ONLY = 50_000
 WORK_BASE = 4_000
 WORK_SMALL = 1_500_000
 WORK_MOST = 60_000
+#: restarts end when this many in a row constructed a start already searched (same loads and
+#: counts): the perturbations find nothing new, as on groups of a few partitions, where the
+#: budget would otherwise pay for thousands of restarts of the same two or three starts (a
+#: time-aware group of 2 partitions on 2 members took 0.45 s in the sample fleet)
+STALE_RESTARTS = 8
 #: groups above this many partitions get no restarts: there the construction is most of the
 #: work and a restart as dear as the first search
 RESTART_LIMIT = 3_000
@@ -242,6 +247,60 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float] | None) -> lis
         )
     )
     return topics
+
+
+def _count_bound(topics: Sequence[_Topic], scale: Sequence[float] | None = None) -> float:
+    """A lower bound on the largest member total from the per-topic counts, which the
+    pigeonhole bound (over all partitions at once) does not see.
+
+    Every subscriber of a topic u holds at least its floor of u's partitions, so at least its
+    floor lightest. Among topic t's k·s + 1 heaviest partitions (s subscribers) some member
+    holds k + 1; that member carries the k + 1 lightest of them, the rest of its floor of t
+    (no lighter than t's lightest outside them), and its floor of every other topic it reads.
+    On ordinary groups (bench/cost.py: lags of a different scale per topic) this is where the
+    optimum usually is, while the pigeonhole bound lies percents below it; a search that
+    reaches it stops (``bench/results/cost.md``).
+
+    Example: members a, b read t (lags 900, 10, 10, 10) and u (lags 500, 500). Each holds two
+    of t and one of u, so whoever holds t's 900 carries at least 900 + 10 + 500 = 1,410; the
+    pigeonhole bound says 1,010 (someone holds two of the three heaviest, 500 + 500, and a
+    third partition, at least 10).
+
+    With ``scale`` (members of different speeds, see :class:`_State`), a member's load is its
+    total times its scale, and the member that holds the k + 1 may be any subscriber: the
+    least of their loads is the bound.
+    """
+    # per topic: lightest[u][j], the j lightest of u's partitions
+    lightest = [
+        list(itertools.accumulate(map(itemgetter(0), reversed(t.partitions)), initial=0.0))
+        for t in topics
+    ]
+    floors: dict[int, float] = {}  # member -> its floors' lightest, over the topics it reads
+    for u, topic in enumerate(topics):
+        for m in topic.subscribers:
+            floors[m] = floors.get(m, 0.0) + lightest[u][topic.floor]
+    best = 0.0
+    for t, topic in enumerate(topics):
+        light, s, n = lightest[t], len(topic.subscribers), len(topic.partitions)
+        if scale is None:
+            alone = [(1.0, min(floors[m] for m in topic.subscribers) - light[topic.floor])]
+        else:
+            # per subscriber: its scale, and its floors of the other topics
+            alone = [(scale[m], floors[m] - light[topic.floor]) for m in topic.subscribers]
+        for k in range(topic.ceil):
+            top = k * s + 1
+            if top > n:
+                break
+            window = sum(w for w, _ in topic.partitions[top - k - 1 : top])
+            more, outside = max(topic.floor - k - 1, 0), n - top
+            # the `more` lightest outside the window (as metrics.pigeonhole_bound counts them)
+            rest = (
+                light[more]
+                if more <= outside
+                else light[outside] + light[k + 1 + more] - light[outside + k + 1]
+            )
+            best = max(best, min(c * (window + rest + others) for c, others in alone))
+    return best
 
 
 def _identical_subscriptions(members: Iterable[Member]) -> bool:
@@ -964,11 +1023,23 @@ def _balanced_state(
         readers = {t.name: t.subscribers for t in topics}
         subscribed = {tp: w for t in topics for w, tp in t.partitions}
         bound = max(bound, lower_bound(subscribed, len(group.members), readers))
+    if size <= GLOBAL_CONSTRUCTION_LIMIT:
+        bound = max(bound, _count_bound(topics, scale))
+    # within MIN_GAIN of the bound is as good as at it: the search takes no smaller step
+    bound *= 1 + MIN_GAIN
 
-    def searched(construct: Callable[[_State], None], budget: int) -> tuple[_State, int]:
-        """A start and its search, and the work they took (see :data:`WORK_BASE`)."""
+    #: the starts constructed so far, by their loads and counts
+    seen: set[tuple[tuple[float, ...], tuple[int, ...]]] = set()
+
+    def searched(construct: Callable[[_State], None], budget: int) -> tuple[_State | None, int]:
+        """A start and its search, and the work they took (see :data:`WORK_BASE`); no state
+        (and only the construction's work) for a start already searched."""
         state = _new_state(group, topics, scale)
         construct(state)
+        start = (tuple(state.load), tuple(state.count))
+        if start in seen:
+            return None, size
+        seen.add(start)
         search = _Search(state, budget)
         search.run(target=bound)
         return state, size + budget - search.budget
@@ -986,15 +1057,19 @@ def _balanced_state(
         functools.partial(_construct_perturbed, rng=random.Random(i)) for i in itertools.count()
     )
     starts = itertools.chain(constructions, restarts)
+    repeats = 0  # restarts in a row that constructed a start already searched
     for i, construct in enumerate(starts):
         restart = i >= len(constructions)
-        if restart and left <= 0:
+        if restart and (left <= 0 or repeats >= STALE_RESTARTS):
             break
         state, spent = searched(construct, min(left, budget) if restart else budget)
         if restart:
             left -= spent
         elif work is not None:
             work.search -= spent
+        repeats = repeats + 1 if state is None else 0
+        if state is None:
+            continue
         if best is None or _worse(best, state):
             best = state
         if max(best.load, default=0.0) <= bound:
