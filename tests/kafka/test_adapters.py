@@ -696,13 +696,31 @@ def test_prefetch_is_used_once(caplog: pytest.LogCaptureFixture) -> None:
     assert first.assignment == second.assignment
 
 
-def test_prefetch_missing_a_topic_is_read_again() -> None:
+def test_prefetch_missing_a_topic_reads_only_that_topic() -> None:
+    """A new leader's prefetch read its own topics; assign() reads only the group's others and
+    assigns from both reads as from one read of all."""
     fetch = Fetch()
     glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
     glue.prefetch({"t"})
     result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
-    assert not result.prefetched
-    assert [c[1] for c in fetch.calls] == [("t",), ("t", "u")]
+    assert result.prefetched and result.lag == "offsets"
+    assert [c[1] for c in fetch.calls] == [("t",), ("u",)]
+    inline = GroupAssignor("lag", AssignorSettings(GROUP, fetch=Fetch()))
+    assert result.assignment == inline.assign(subs("a", "b"), CLUSTER.partitions_for_topic).assignment
+
+
+def test_a_failed_read_of_the_missing_topics_is_reported_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fetch = Fetch()
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
+    glue.prefetch({"t"})
+    wait_calls(fetch, 1)
+    fetch.error = RuntimeError("nope")
+    with caplog.at_level(logging.WARNING):
+        result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert result.lag == "unavailable" and result.error == "RuntimeError: nope"
+    assert [c[1] for c in fetch.calls] == [("t",), ("u",)] and len(warnings_in(caplog)) == 1
 
 
 def test_failed_prefetch_is_reported_by_assign(caplog: pytest.LogCaptureFixture) -> None:
@@ -716,28 +734,35 @@ def test_failed_prefetch_is_reported_by_assign(caplog: pytest.LogCaptureFixture)
     assert len(fetch.calls) == 1 and len(warnings_in(caplog)) == 1
 
 
-def test_kafka_python_leader_prefetches_before_it_joins() -> None:
-    """The member that led the last rebalance reads offsets in metadata(), before JoinGroup."""
+def test_kafka_python_members_prefetch_before_they_join() -> None:
+    """Every member reads offsets in metadata(), before JoinGroup, since any member may come
+    out of it as the leader: the first member of a group, a new leader after the last one
+    left. The leader's assign() uses that read, and reads only the group's topics it lacked;
+    a member that led prefetches the group's topics too; one that did not drops its read."""
     fetch = Fetch()
     member = kp.assignor("lag", group_id=GROUP, fetch=fetch)
-    member.metadata({"t"})
-    assert fetch.calls == []  # never led: nothing to prefetch
-    member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None, consuming=False))))
+    first = member.metadata({"t"})  # never led: may lead, prefetches its own topics
+    wait_calls(fetch, 1)
+    assert [c[1] for c in fetch.calls] == [("t",)]
+    other = kp.encode_subscription({"t", "u"}, [], None, consuming=False)
+    member.assign(CLUSTER, join_members(("a", first), ("b", other)))
+    assert member.last_result is not None and member.last_result.prefetched
+    assert [c[1] for c in fetch.calls] == [("t",), ("u",)]  # only what the prefetch lacked
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
-    assert len(fetch.calls) == 1
     member.metadata({"t"})  # led: prefetches its own and the group's topics
-    wait_calls(fetch, 2)
+    wait_calls(fetch, 3)
     assert fetch.calls[-1][1] == ("t", "u")
     result = member.assign(CLUSTER, join_members(("a", kp.encode_subscription({"t"}, [], 1, consuming=False)), ("b", kp.encode_subscription({"t", "u"}, [], 1, consuming=False))))
-    assert len(result) == 2 and len(fetch.calls) == 2
+    assert len(result) == 2 and len(fetch.calls) == 3
     assert member.last_result is not None and member.last_result.prefetched
-    # a member that did not lead drops its prefetch
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 2)
-    member.metadata({"t"})
+    member.metadata({"t"})  # led again: the group's topics
+    wait_calls(fetch, 4)
+    # a member that did not lead drops its prefetch, and reads its own topics at its next join
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 3)
     member.metadata({"t"})
-    wait_calls(fetch, 3)
-    assert len(fetch.calls) == 3
+    wait_calls(fetch, 5)
+    assert [c[1] for c in fetch.calls[3:]] == [("t", "u"), ("t",)]
 
 
 def test_kafka_python_leader_reads_off_the_event_loop() -> None:
@@ -746,19 +771,20 @@ def test_kafka_python_leader_reads_off_the_event_loop() -> None:
     gate = threading.Event()
     fetch = Fetch(gate=gate)
     member = kp.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=60)
-    gate.set()  # the first leader reads in assign()
+    gate.set()  # the first leader: its own topic prefetched, the other's read in assign()
     member.assign(CLUSTER, join_members(("a", member.metadata({"t"})), ("b", kp.encode_subscription({"t", "u"}, [], None, consuming=False))))
     member.on_assignment(ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode()), 1)
+    assert len(fetch.calls) == 2
     gate.clear()
     member.metadata({"t"})  # returns although the read cannot finish yet
-    wait_calls(fetch, 2)
+    wait_calls(fetch, 3)
     assert fetch.waiting
     gate.set()
     joined = (("a", kp.encode_subscription({"t"}, [], 1, consuming=False)), ("b", kp.encode_subscription({"t", "u"}, [], 1, consuming=False)))
     member.assign(CLUSTER, join_members(*joined))
     result = member.last_result
     assert result is not None and result.prefetched and result.lag == "offsets"
-    assert len(fetch.calls) == 2
+    assert len(fetch.calls) == 3
     # what a leader reading in assign() computes from the same offsets
     inline = GroupAssignor("lag", AssignorSettings(GROUP, fetch=Fetch()))
     subscriptions = [kp.decode_subscription(m, data.encode()) for m, data in joined]

@@ -91,7 +91,8 @@ class LeaderAssignment:
     failed (every lag was taken as 0; ``error`` says why) and ``"unused"`` when the strategy
     does not read lag (or no subscribed topic has partitions). ``seconds`` is the time the
     whole assignment took, reading included; ``prefetched`` says the offsets (or the failure)
-    came from :meth:`GroupAssignor.prefetch`. ``protocol`` is the one the leader runs.
+    came from :meth:`GroupAssignor.prefetch`, for some topics at least. ``protocol`` is the
+    one the leader runs.
     ``withheld``: the partitions held back this round because a member other than the one the
     strategy gives them to still consumes them (whatever ``protocol``; only strategies that
     support the cooperative protocol withhold); ``consuming``: what each member reported it
@@ -289,10 +290,11 @@ class GroupAssignor:
         """Starts reading the offsets of ``topics`` in a worker thread, for the next
         :meth:`assign` to use, and returns at once.
 
-        For a member that expects to lead the coming rebalance (it led the last one): the
-        kafka-python adapter calls this as the member sends JoinGroup, so that the read runs
-        off its event loop and ``assign()`` waits at most for what is left of it (see
-        :mod:`lagassign.kafka.kafka_python`); the read has ``lag_timeout`` from its start. A
+        For a member that may lead the coming rebalance: the kafka-python adapter calls this
+        as every member sends JoinGroup (the leader is known only from JoinGroup's answer), so
+        that the leader's read runs off its event loop and ``assign()`` waits at most for what
+        is left of it (see :mod:`lagassign.kafka.kafka_python`); the read has ``lag_timeout``
+        from its start. A
         failure is kept and reported (one warning) by the ``assign()`` that uses it. Does
         nothing for strategies that do not read lag, or when a prefetch of the same topics is
         younger than :data:`PREFETCH_REUSE` seconds (a retried JoinGroup).
@@ -319,7 +321,8 @@ class GroupAssignor:
         """Partitions for every member of ``subscriptions``; never fails because of lag.
 
         Uses the offsets of a :meth:`prefetch` younger than :data:`PREFETCH_MAX_AGE` seconds
-        that covers every subscribed topic, else reads them now, under ``lag_timeout``.
+        for the subscribed topics it read, and reads the others now, under ``lag_timeout``
+        (all of them without such a prefetch).
         """
         started = time.monotonic()
         prefetched, self._prefetched = self._prefetched, None
@@ -328,18 +331,25 @@ class GroupAssignor:
         error: str | None = None
         offsets: Mapping[TopicPartition, Offsets] = {}
         topics = sorted((t for t, ps in counts.items() if ps), key=java_order)
-        used_prefetch = (
-            prefetched is not None
-            and started - prefetched.at <= PREFETCH_MAX_AGE
-            and prefetched.topics >= set(topics)
-        )
+        if prefetched is not None and started - prefetched.at > PREFETCH_MAX_AGE:
+            prefetched = None
+        # what a prefetch did not read (a new leader's group subscribes topics it does not)
+        missing = [t for t in topics if prefetched is None or t not in prefetched.topics]
+        used_prefetch = prefetched is not None and len(missing) < len(topics)
         if self.strategy.uses_lag and topics:
             try:
-                if used_prefetch:
-                    assert prefetched is not None
-                    offsets = prefetched.fetching.result()
-                else:
+                if not used_prefetch:
                     offsets = fetch_within(self._fetch, self.group_id, topics, self.lag_timeout)
+                else:
+                    assert prefetched is not None
+                    rest = (
+                        _Fetching(self._fetch, self.group_id, missing, self.lag_timeout)
+                        if missing
+                        else None
+                    )
+                    offsets = prefetched.fetching.result()
+                    if rest is not None:
+                        offsets = {**offsets, **rest.result()}
                 lag = "offsets"
             except OffsetsUnavailable as exc:
                 lag, error = "unavailable", str(exc)

@@ -32,18 +32,22 @@ of a subscribed topic changed (its metadata snapshot; the usual case at start-up
 first rebalance runs before the topics' metadata is known): the coordinator then no longer sees
 a rejoin pending, never completes the join and the member drops out of the group for good. A
 leader that spends up to ``lag_timeout`` reading offsets inside ``assign()`` makes that window
-wide. So a member that led the last rebalance starts reading the offsets in ``metadata()``, as
-it sends JoinGroup (while kafka-python still knows it is rejoining), in a worker thread, and its
-``assign()`` uses them, waiting at most for what is left of the read
-(:meth:`~lagassign.kafka.group.GroupAssignor.prefetch`); a failed read is then reported by
-``assign()`` as any other. ``metadata()`` and ``assign()`` run inside kafka-python's event loop
-(a step longer than 0.1 s is logged as ``Task … ran for … It is blocking the event loop``), so
-the read must not run there: it runs beside the JoinGroup round trip instead. Only a member
-that did not lead the last rebalance reads the offsets inside ``assign()`` (on the loop): the
-first leader of a group, or a new leader after the old one left, and kafka-python always knows
-those rebalances as pending. A rebalance adds at most ``lag_timeout`` either way. What is
-left is the window every assignor has (the assignment itself and the SyncGroup round trip);
-a consumer that iterates (``for record in consumer``) or polls without a deadline
+wide. So every member starts reading the offsets in ``metadata()``, as it sends JoinGroup
+(while kafka-python still knows it is rejoining), in a worker thread: any member may come out
+of JoinGroup as the leader (the first member of a group, or the next after the leader left),
+and only JoinGroup's answer says which. The leader's ``assign()`` uses that read, waiting at
+most for what is left of it, and reads only the group's topics its own subscription lacked
+(:meth:`~lagassign.kafka.group.GroupAssignor.prefetch`); a member that led the last
+rebalance reads the group's topics too, and a member that does not lead drops its read. A
+failed read is reported by ``assign()`` as any other. ``metadata()`` and ``assign()`` run
+inside kafka-python's event loop (a step longer than 0.1 s is logged as ``Task … ran for …
+It is blocking the event loop``), so the read must not run there: it runs beside the JoinGroup
+round trip instead. The cost: every member reads the offsets of its topics once per
+rebalance, not only the leader (at 10,000 partitions one Metadata, one OffsetFetch and two
+ListOffsets requests per broker, about 60 ms of CPU in the member). A rebalance adds at most
+``lag_timeout`` either way. What is left is the window every assignor has (the assignment
+itself and the SyncGroup round trip, and the rest of the read when JoinGroup answers before
+it ends); a consumer that iterates (``for record in consumer``) or polls without a deadline
 (``poll(timeout_ms=float("inf"))``) has none.
 
 Rebalance protocol: kafka-python 3 implements KIP-429. A consumer runs the highest protocol
@@ -138,15 +142,18 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
     def metadata(self, topics: Iterable[str]) -> Any:
         """This member's subscription for the JoinGroup request.
 
-        A member that led the last rebalance starts reading the offsets here, in a worker
-        thread, so that its ``assign()`` is quick and the read does not block kafka-python's
-        event loop: kafka-python 3.0 drops a rebalance whose leader is still assigning when the
-        ``poll()`` that started it times out (see the module docstring).
+        Every member starts reading the offsets here, in a worker thread, since any member may
+        come out of JoinGroup as the leader: so that the leader's ``assign()`` is quick and the
+        read does not block kafka-python's event loop, and because kafka-python 3.0 drops a
+        rebalance whose leader is still assigning when the ``poll()`` that started it times
+        out (see the module docstring).
         """
         topics = frozenset(topics)
         self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
-        if self._led_last:
-            self.glue.prefetch(topics | self._group_topics)
+        # any member may come out of JoinGroup as the leader (the first of a group, or the
+        # next after the leader left), so every member reads: its own topics, and the group's
+        # when it led the last rebalance; a member that does not lead drops it
+        self.glue.prefetch(topics | self._group_topics)
         previous = self._owned if self.glue.sends_previous else ()
         return encode_subscription(
             topics,
@@ -178,6 +185,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self._led_last, self._assigned = self._assigned, False
         if not self._led_last:
             self.glue.discard_prefetch()
+            self._group_topics = frozenset()
         self._owned = tuple(
             TopicPartition(tp.topic, tp.partition) for tp in assignment.partitions()
         )
