@@ -13,6 +13,7 @@ how rows make a group.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import Any
@@ -21,7 +22,7 @@ import pyarrow as pa
 
 from lagassign.formats.errors import InputError
 from lagassign.formats.limits import MAX_OFFSET
-from lagassign.formats.snapshot_rows import Row, build_group, in_file_order, place
+from lagassign.formats.snapshot_rows import ROW_SCHEMA, Row, build_group, in_file_order, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
@@ -191,12 +192,25 @@ def plan_rows(
     return results
 
 
+#: the snapshot rows' list columns (``subscribed``): the pipeline hands them to the planning
+#: tasks as JSON text (:func:`as_json_lists`), since Spark's Arrow writer counts a batch's list
+#: vectors over again after every row it adds (each batch's cost grew with its square)
+LIST_COLUMNS = tuple(f.name for f in ROW_SCHEMA if pa.types.is_list(f.type))
+
+
+def _values(name: str, column: pa.Array) -> list[Any]:
+    values: list[Any] = column.to_pylist()
+    if name in LIST_COLUMNS and pa.types.is_string(column.type):
+        return [None if v is None else json.loads(v) for v in values]
+    return values
+
+
 def _rows(batch: pa.RecordBatch) -> Iterator[Row]:
     """The rows of ``batch`` as dictionaries of their non-null columns (a row's missing key
-    reads as null)."""
+    reads as null); list columns given as JSON text are read back as lists."""
     kept = [i for i, column in enumerate(batch.columns) if column.null_count < len(column)]
     names = [batch.schema.names[i] for i in kept]
-    values = [batch.column(i).to_pylist() for i in kept]
+    values = [_values(name, batch.column(i)) for name, i in zip(names, kept, strict=True)]
     return (dict(zip(names, row, strict=True)) for row in zip(*values, strict=True))
 
 

@@ -55,7 +55,7 @@ from lagassign.kafka.offsets import ClientConfigError, OffsetsError
 from lagassign.model import ModelError
 from lagassign.plan import CURRENT
 from lagassign.spark import sources
-from lagassign.spark.groups import plan_batches
+from lagassign.spark.groups import LIST_COLUMNS, plan_batches
 from lagassign.spark.options import PipelineOptions, add_arguments, from_args
 from lagassign.spark.outputs import Output, check_out, staging, write_summary
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES, ddl
@@ -103,6 +103,8 @@ def session_settings(options: PipelineOptions) -> dict[str, str]:
         "spark.app.name": "lagassign pipeline",
         "spark.log.level": "FATAL",
         "spark.ui.showConsoleProgress": str(not options.quiet and sys.stderr.isatty()).lower(),
+        # a batch job nobody browses: no web UI to start (Jetty) and feed; --conf brings it back
+        "spark.ui.enabled": "false",
         # planning is CPU-bound per group: keep every planning task, however few bytes it reads
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
     }
@@ -113,7 +115,9 @@ def session_settings(options: PipelineOptions) -> dict[str, str]:
         settings["spark.driver.memory"] = DEFAULT_DRIVER_MEMORY
         # Spark's start-up chatter (log4j's default profile, host name warnings) off; errors
         # reach the user as one line (see run); --conf spark.log.level=WARN brings logs back
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2()}"
+        settings["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile={_log4j2()} {LOCAL_JVM_OPTIONS}"
+        )
         s3 = _s3_class_path(options, settings["spark.master"])
         if s3:
             settings["spark.driver.extraClassPath"] = s3
@@ -140,6 +144,13 @@ def _s3_class_path(options: PipelineOptions, master: str) -> str | None:
     except JarsMissing:
         return None
 
+
+#: the JVM flags of a driver PySpark starts here (a local master's JVM is its executor too).
+#: That JVM moves rows between Python workers, who do the work, and lives for one run: its
+#: start-up and first jobs were the cost, mostly the C2 compiler's and G1's threads taking
+#: both cores while classes load. C1 alone compiles enough for a short life; the serial
+#: collector needs no threads of its own.
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 _LOG4J2 = """\
 rootLogger.level = fatal
@@ -295,8 +306,9 @@ def plan_groups(rows: DataFrame, strategies: Sequence[str], tasks: int) -> DataF
     """Results (:data:`RESULT_SCHEMA`) of every group of ``rows``: the rows shuffled by group
     into ``tasks`` partitions, each planned by the core in one Python call (``mapInArrow``: a
     task's groups in Arrow batches, no Spark overhead per group). A source's error rows become
-    ``input`` results."""
-    return rows.repartition(tasks, "group").mapInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
+    ``input`` results. List columns travel as JSON text (:data:`groups.LIST_COLUMNS`)."""
+    shipped = rows.withColumns({name: F.to_json(name) for name in LIST_COLUMNS})
+    return shipped.repartition(tasks, "group").mapInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
 
 
 #: the kinds of results that stop the run, first reported first: a source's error (bad input
@@ -330,15 +342,28 @@ def table(results: DataFrame, name: str) -> DataFrame:
     return results.filter(F.col("kind") == kind).select(*columns)
 
 
-def _write_tables(spark: SparkSession, results: DataFrame, folder: Output) -> None:
-    """Writes every table of ``results`` where ``folder`` keeps the tables, the tables' Spark
-    jobs side by side (each table is a scan of the persisted results: together they keep the
-    cores busy while the driver sets up and commits each job)."""
+#: rows of a table per Parquet file (and writing task) at most, about 10-20 MB
+ROWS_PER_FILE = 1_000_000
+
+
+def _write_tables(
+    spark: SparkSession,
+    results: DataFrame,
+    folder: Output,
+    rows: dict[str, int],
+    tasks: int,
+) -> None:
+    """Writes every table of ``results`` (of ``rows[name]`` rows) where ``folder`` keeps the
+    tables, the tables' Spark jobs side by side (each table is a scan of the persisted
+    results: together they keep the cores busy while the driver sets up and commits each
+    job). A table is written by as many tasks, of at most ``tasks``, as it has millions of
+    rows: small tables are one file, not one per planning task."""
     sc = spark.sparkContext
 
     def write(name: str) -> None:
         sc.setJobDescription(f"writing {name}")
-        table(results, name).write.parquet(folder.table(name))
+        files = min(tasks, max(1, -(-rows[name] // ROWS_PER_FILE)))
+        table(results, name).coalesce(files).write.parquet(folder.table(name))
 
     with ThreadPoolExecutor(len(TABLES), thread_name_prefix="lagassign-write") as pool:
         futures = [pool.submit(write, name) for name in TABLES]
@@ -547,24 +572,35 @@ def _job(
             results = plan_groups(rows, strategies, partitions)
             results = results.persist(StorageLevel.MEMORY_AND_DISK)
             cached.append(results)
-            counts = {r["kind"]: r["count"] for r in results.groupBy("kind").count().collect()}
+            # one job: the rows of each kind, and (of the groups table) the groups and their lag
+            # as the first strategy's rows count them
+            first = F.col("strategy") == strategies[0]
+            tally = {
+                r["kind"]: r
+                for r in results.groupBy("kind")
+                .agg(
+                    F.count("*").alias("count"),
+                    F.count(F.when(first, 1)).alias("groups"),
+                    # each group's lag fits 64 bits (spark.groups.check_total_lag), the
+                    # fleet's may not
+                    F.sum(F.when(first, F.col("total_lag").cast("decimal(38,0)"))).alias("lag"),
+                )
+                .collect()
+            }
+            counts = {kind: int(r["count"]) for kind, r in tally.items()}
             first_result_error(results, counts)
             if not counts:
                 raise InputError(
                     "input",
                     "no rows" + (" of a group --groups matches" if options.groups else ""),
                 )
+        written = {name: counts.get(kind, 0) for name, (kind, _) in TABLES.items()}
         with clock.step("write", "writing the tables"):
-            _write_tables(spark, results, folder)
-            written = {name: counts.get(kind, 0) for name, (kind, _) in TABLES.items()}
-        totals = (
-            table(results, "groups")
-            .filter(F.col("strategy") == strategies[0])
-            # each group's lag fits 64 bits (spark.groups.check_total_lag), the fleet's may not
-            .agg(F.count("*"), F.sum(F.col("total_lag").cast("decimal(38,0)")))
-            .collect()[0]
-        )
-        groups, total_partitions = int(totals[0]), int(counts.get("partition", 0))
+            _write_tables(spark, results, folder, written, partitions)
+        metrics = tally.get(TABLES["groups"][0])
+        groups = int(metrics["groups"]) if metrics else 0
+        total_lag = int(metrics["lag"] or 0) if metrics else 0
+        total_partitions = counts.get("partition", 0)
         report_path = None
         if options.report:
             with clock.step("report", "writing the report"):
@@ -583,7 +619,7 @@ def _job(
                 "seconds": {**clock.seconds, "total": round(clock.total(), 3)},
             },
         )
-    return _Done(groups, total_partitions, int(totals[1] or 0), written, report_path)
+    return _Done(groups, total_partitions, total_lag, written, report_path)
 
 
 def _report(
