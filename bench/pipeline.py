@@ -4,15 +4,20 @@ A generated fleet (lagassign.samples, every family in turn; each group's current
 made by ``range``, offsets instead of bare lags) is written as Parquet snapshot files; then, in
 one run:
 
-* **spark**: ``lagassign pipeline --input DIR`` on ``--master`` (default ``local[2]``);
+* **spark**: ``python -m lagassign.spark.pipeline --input DIR`` on ``--master`` (default
+  ``local[2]``), in a process of its own as a user runs it (the JVM started cold);
+  ``--before REV`` runs git revision REV's pipeline the same way beside it (checked out into a
+  temporary worktree), for side-by-side ratios on a loaded machine;
 * **loop**: the same work in one Python process, no Spark: read and check every file
   (lagassign.formats.snapshot), build each group and plan it with every strategy
   (lagassign.spark.groups, i.e. the core's plan_group), write the same four Parquet tables.
 
-Neither writes the HTML report. The Spark time is shown with and without starting Spark.
+Neither writes the HTML report. For each Spark run: its steps' seconds (summary.json: start,
+read, plan, write), the CPU seconds of its processes (the JVM; the Python driver and workers),
+and Spark's own stage times (its event log: tasks, wall seconds, the tasks' summed seconds).
 
     .venv/bin/python bench/pipeline.py [--groups 10000] [--rows 1000000] [--strategies A,B]
-                                       [--master local[2]] [--files 8]
+                                       [--master local[2]] [--files 8] [--before REV]
 
 Prints a table and writes bench/results/pipeline.json and pipeline.md (``--append``: adds the
 run to those already saved).
@@ -26,8 +31,10 @@ import os
 import platform
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -43,8 +50,6 @@ from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
 from lagassign.spark.groups import plan_batches
-from lagassign.spark.options import PipelineOptions
-from lagassign.spark.pipeline import run
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES
 from lagassign.strategies import create, names
 
@@ -139,12 +144,167 @@ def plain_loop(folder: Path, out: Path, strategies: list[str]) -> dict[str, int]
 
 
 # ------------------------------------------------------------------------------------------------
+# a Spark run, as a user runs it
+
+
+ROOT = Path(__file__).resolve().parent.parent
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid -> (parent pid, name, CPU seconds of its own so far)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / _TICK)
+    return found
+
+
+class TreeCpu:
+    """CPU seconds of a process and its descendants (the JVM, the Python workers), sampled from
+    /proc while it runs: each process's own time as last seen (a process that ends loses at
+    most one sampling interval)."""
+
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        self.pid, self.every = pid, every
+        self.seen: dict[int, tuple[str, float]] = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while True:
+            every = _processes()
+            tree = {self.pid}
+            grew = True
+            while grew:
+                inside = {p for p, (parent, _, _) in every.items() if parent in tree} - tree
+                grew = bool(inside)
+                tree |= inside
+            for p in tree & every.keys():
+                self.seen[p] = (every[p][1], every[p][2])
+            if self.done.wait(self.every):
+                return
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds: ``jvm`` (java), ``python`` (the driver and its workers)."""
+        self.done.set()
+        self.thread.join()
+        cpu = {"jvm": 0.0, "python": 0.0}
+        for name, seconds in self.seen.values():
+            cpu["jvm" if name == "java" else "python"] += seconds
+        return {k: round(v, 2) for k, v in cpu.items()}
+
+
+def _stages(event_log: Path) -> list[dict[str, Any]]:
+    """Spark's own stage times from its event log: per stage, its job's description, tasks,
+    wall seconds and the tasks' summed run seconds."""
+    described: dict[int, str] = {}
+    stages: dict[int, dict[str, Any]] = {}
+    task_seconds: dict[int, float] = {}
+    for line in event_log.read_text().splitlines():
+        event = json.loads(line)
+        kind = event["Event"]
+        if kind == "SparkListenerJobStart":
+            what = (event.get("Properties") or {}).get("spark.job.description") or ""
+            described.update(dict.fromkeys(event["Stage IDs"], what))
+        elif kind == "SparkListenerTaskEnd":
+            info = event["Task Info"]
+            sid = event["Stage ID"]
+            seconds = (info["Finish Time"] - info["Launch Time"]) / 1000
+            task_seconds[sid] = task_seconds.get(sid, 0.0) + seconds
+        elif kind == "SparkListenerStageCompleted":
+            info = event["Stage Info"]
+            stages[info["Stage ID"]] = {
+                "stage": info["Stage ID"],
+                "tasks": info["Number of Tasks"],
+                "seconds": (info["Completion Time"] - info["Submission Time"]) / 1000,
+            }
+    for sid, stage in stages.items():
+        stage["job"] = described.get(sid, "")
+        stage["task_seconds"] = round(task_seconds.get(sid, 0.0), 2)
+    return [stages[sid] for sid in sorted(stages)]
+
+
+def spark_run(
+    src: Path, fleet: Path, out: Path, strategies: list[str], master: str
+) -> dict[str, Any]:
+    """``python -m lagassign.spark.pipeline`` of the source tree ``src`` on the fleet, in a
+    process of its own: wall seconds, steps, CPU, stages and the tables' row counts."""
+    events = out.parent / f"{out.name}-events"
+    events.mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "lagassign.spark.pipeline",
+        "--input",
+        str(fleet),
+        "--out",
+        str(out),
+        "--strategies",
+        ",".join(strategies),
+        "--master",
+        master,
+        "--no-report",
+        "--quiet",
+        *("--conf", "spark.eventLog.enabled=true"),
+        *("--conf", f"spark.eventLog.dir={events.as_uri()}"),
+        *("--conf", "spark.eventLog.compress=false"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    env.pop("PYSPARK_PYTHON", None)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, cwd=out.parent)
+    cpu = TreeCpu(process.pid)
+    status = process.wait()
+    wall = time.perf_counter() - start
+    used = cpu.stop()
+    if status:
+        raise RuntimeError(f"the pipeline of {src} ended with status {status}")
+    summary = json.loads((out / "summary.json").read_text())
+    logs = sorted(events.rglob("events_*")) or sorted(p for p in events.rglob("*") if p.is_file())
+    return {
+        "seconds": wall,
+        "steps": summary["seconds"],
+        "cpu": used,
+        "stages": _stages(logs[0]) if logs else [],
+        "tables": summary["tables"],
+    }
+
+
+def _checkout(revision: str, into: Path) -> Path:
+    """The source tree (src/) of git ``revision``, checked out into ``into``."""
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), revision],
+        check=True,
+        capture_output=True,
+    )
+    return into / "src"
+
+
+# ------------------------------------------------------------------------------------------------
 # the run
 
 
-def bench(groups: int, rows: int, strategies: list[str], master: str, files: int) -> dict[str, Any]:
+def bench(
+    groups: int,
+    rows: int,
+    strategies: list[str],
+    master: str,
+    files: int,
+    before: str | None = None,
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="lagassign-bench-pipeline-"))
     load_before = os.getloadavg()
+    runs = []
     try:
         start = time.perf_counter()
         n_groups, n_rows = make_fleet(work / "fleet", groups, rows, files)
@@ -152,30 +312,45 @@ def bench(groups: int, rows: int, strategies: list[str], master: str, files: int
             f"fleet: {n_groups} groups, {n_rows} rows in {time.perf_counter() - start:.0f} s",
             file=sys.stderr,
         )
-
-        print(f"spark ({master}) ...", file=sys.stderr)
-        start = time.perf_counter()
-        result = run(
-            PipelineOptions(
-                out=work / "spark-out",
-                inputs=(str(work / "fleet"),),
-                strategies=tuple(strategies),
-                master=master,
-                conf=(("spark.ui.enabled", "false"),),
-                report=False,
-                quiet=True,
+        trees = [("this tree", ROOT / "src")]
+        if before:
+            trees.insert(0, (before, _checkout(before, work / "before")))
+        results: dict[str, dict[str, Any]] = {}
+        for label, src in trees:
+            print(f"spark ({master}, {label}) ...", file=sys.stderr)
+            results[label] = spark_run(
+                src, work / "fleet", work / f"spark-out-{len(results)}", strategies, master
             )
-        )
-        spark_wall = time.perf_counter() - start
-        spark_job = spark_wall - result.seconds.get("start", 0.0)
+            runs.append({"engine": f"spark {master}, {label}", **results[label]})
+            runs.append(
+                {
+                    "engine": f"spark {master}, {label} (without starting Spark)",
+                    "seconds": results[label]["seconds"] - results[label]["steps"].get("start", 0),
+                }
+            )
 
         print("plain loop ...", file=sys.stderr)
         start = time.perf_counter()
+        cpu = time.process_time()
         counts = plain_loop(work / "fleet", work / "loop-out", strategies)
         loop_wall = time.perf_counter() - start
-        if counts != result.tables:
-            raise RuntimeError(f"the loop and Spark disagree: {counts} != {result.tables}")
+        runs.append(
+            {
+                "engine": "plain loop (1 process)",
+                "seconds": loop_wall,
+                "cpu": {"python": round(time.process_time() - cpu, 2)},
+            }
+        )
+        for label, result in results.items():
+            if counts != result["tables"]:
+                raise RuntimeError(f"the loop and Spark ({label}) disagree: {counts}")
     finally:
+        if before:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
+                check=False,
+                capture_output=True,
+            )
         shutil.rmtree(work, ignore_errors=True)
     return {
         "groups": n_groups,
@@ -186,15 +361,20 @@ def bench(groups: int, rows: int, strategies: list[str], master: str, files: int
         "machine": (
             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         ),
-        "tables": result.tables,
+        "tables": counts,
         #: the machine's load average (1, 5, 15 minutes) when the run began and ended
         "load": [list(load_before), list(os.getloadavg())],
-        "runs": [
-            {"engine": f"spark {master}", "seconds": spark_wall, "steps": result.seconds},
-            {"engine": f"spark {master} (without starting Spark)", "seconds": spark_job},
-            {"engine": "plain loop (1 process)", "seconds": loop_wall},
-        ],
+        "runs": runs,
     }
+
+
+def _cpu(run: dict[str, Any]) -> str:
+    cpu = run.get("cpu")
+    if not cpu:
+        return ""
+    if "jvm" not in cpu:
+        return f"{cpu['python']:,.1f}"
+    return f"{cpu['jvm'] + cpu['python']:,.1f} ({cpu['jvm']:,.1f} + {cpu['python']:,.1f})"
 
 
 def table(report: dict[str, Any]) -> tuple[Table, str]:
@@ -203,7 +383,7 @@ def table(report: dict[str, Any]) -> tuple[Table, str]:
         title=f"pipeline: {report['groups']:,} groups, {report['rows']:,} partition rows, "
         f"{len(report['strategies'])} strategies"
     )
-    header = ["engine", "wall s", "rows/s", "groups/s", "vs loop"]
+    header = ["engine", "wall s", "rows/s", "groups/s", "vs loop", "CPU s (JVM + Python)"]
     for h in header:
         t.add_column(h, justify="left" if h == "engine" else "right")
     lines = [
@@ -227,11 +407,24 @@ def table(report: dict[str, Any]) -> tuple[Table, str]:
             f"{report['rows'] / s:,.0f}",
             f"{report['groups'] / s:,.1f}",
             f"{loop / s:.2f}×",
+            _cpu(r),
         ]
         t.add_row(*cells)
         lines.append("| " + " | ".join(cells) + " |")
-    steps = report["runs"][0].get("steps", {})
-    lines += ["", "Spark steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in steps.items())]
+    for r in report["runs"]:
+        if "steps" not in r:
+            continue
+        steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())
+        lines += ["", f"{r['engine']}: steps (s) {steps}"]
+        if r.get("stages"):
+            lines.append(
+                "Spark's stages (tasks, wall s, tasks' summed s): "
+                + "; ".join(
+                    f"{st['job'] or 'stage ' + str(st['stage'])} {st['tasks']}, "
+                    f"{st['seconds']:.1f}, {st['task_seconds']:.1f}"
+                    for st in r["stages"]
+                )
+            )
     return t, "\n".join(lines) + "\n"
 
 
@@ -243,11 +436,14 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--files", type=int, default=8, help="Parquet files of the fleet")
     parser.add_argument(
+        "--before", metavar="REV", help="also run git revision REV's pipeline, beside this one"
+    )
+    parser.add_argument(
         "--append", action="store_true", help="add this run to the saved results, not replace"
     )
     args = parser.parse_args()
     strategies = args.strategies.split(",") if args.strategies else names()
-    report = bench(args.groups, args.rows, strategies, args.master, args.files)
+    report = bench(args.groups, args.rows, strategies, args.master, args.files, args.before)
     t, _ = table(report)
     Console().print(t)
     RESULTS.mkdir(exist_ok=True)
