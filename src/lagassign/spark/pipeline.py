@@ -97,17 +97,20 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def session_settings(options: PipelineOptions) -> dict[str, str]:
-    """The Spark settings the pipeline starts a session with; ``--conf`` wins over them."""
+def session_settings(options: PipelineOptions, batch: bool = True) -> dict[str, str]:
+    """The Spark settings the pipeline starts a session with; ``--conf`` wins over them.
+    ``batch``: for one run of the pipeline (not the monitor's long-lived session): no web UI,
+    and a local JVM started for a short life (:data:`LOCAL_JVM_OPTIONS`)."""
     settings: dict[str, str] = {
         "spark.app.name": "lagassign pipeline",
         "spark.log.level": "FATAL",
         "spark.ui.showConsoleProgress": str(not options.quiet and sys.stderr.isatty()).lower(),
-        # a batch job nobody browses: no web UI to start (Jetty) and feed; --conf brings it back
-        "spark.ui.enabled": "false",
         # planning is CPU-bound per group: keep every planning task, however few bytes it reads
         "spark.sql.adaptive.coalescePartitions.enabled": "false",
     }
+    if batch:
+        # a run nobody browses: no web UI to start (Jetty) and feed; --conf brings it back
+        settings["spark.ui.enabled"] = "false"
     if options.master is not None:
         settings["spark.master"] = options.master
     if not _under_spark_submit():
@@ -115,8 +118,8 @@ def session_settings(options: PipelineOptions) -> dict[str, str]:
         settings["spark.driver.memory"] = DEFAULT_DRIVER_MEMORY
         # Spark's start-up chatter (log4j's default profile, host name warnings) off; errors
         # reach the user as one line (see run); --conf spark.log.level=WARN brings logs back
-        settings["spark.driver.extraJavaOptions"] = (
-            f"-Dlog4j2.configurationFile={_log4j2()} {LOCAL_JVM_OPTIONS}"
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log4j2()}" + (
+            f" {LOCAL_JVM_OPTIONS}" if batch else ""
         )
         s3 = _s3_class_path(options, settings["spark.master"])
         if s3:
@@ -173,13 +176,16 @@ def _log4j2() -> Path:
     return path
 
 
-def start_session(options: PipelineOptions, own_process_group: bool = False) -> SparkSession:
-    """A Spark session with :func:`session_settings`. ``own_process_group``: the JVM that
-    PySpark starts (none under spark-submit, or while one runs) gets a process group of its
-    own, so a signal to this process's group (a supervisor's SIGTERM, ``kill -- -PGID``)
-    reaches this process only, which decides when Spark stops; the JVM still ends when this
-    process does (PySpark's gateway exits when its standard input closes)."""
-    settings = session_settings(options)
+def start_session(
+    options: PipelineOptions, own_process_group: bool = False, batch: bool = True
+) -> SparkSession:
+    """A Spark session with :func:`session_settings` (``batch``: see there).
+    ``own_process_group``: the JVM that PySpark starts (none under spark-submit, or while one
+    runs) gets a process group of its own, so a signal to this process's group (a
+    supervisor's SIGTERM, ``kill -- -PGID``) reaches this process only, which decides when
+    Spark stops; the JVM still ends when this process does (PySpark's gateway exits when its
+    standard input closes)."""
+    settings = session_settings(options, batch)
     if settings.get("spark.master", "").startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # local mode: the Python workers run in this interpreter's environment (PySpark reads
         # the worker's Python from this variable only, not from spark.pyspark.python)

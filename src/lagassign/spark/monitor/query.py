@@ -146,6 +146,7 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
     spark = start_session(
         PipelineOptions(out=options.out, master=options.master, conf=conf, quiet=True),
         own_process_group=True,
+        batch=False,
     )
     checkpoint = options.checkpoint_dir
     stop = _Stop()
