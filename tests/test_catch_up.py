@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lagassign.lag_rules import group_lags
+from lagassign.lag_rules import GroupLags, group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group, Member, ModelError, Partition, Topic, TopicPartition
 from lagassign.optimum import catch_up_optimum, utilisation_optimum
@@ -23,6 +24,7 @@ from lagassign.strategies.balanced import (
     DEFAULT_SEARCH_BUDGET,
     BalancedAssignor,
     _balanced_state,
+    _Column,
     _MemberTotals,
     _to_assignment,
     catch_up_plan,
@@ -460,3 +462,34 @@ def test_bad_rates_name_the_partition(group_file, rate):  # noqa: F811
     # strict JSON (issue 13): NaN, Infinity and 1e400 are no number at all
     reason = "rate must" if rate == "-1" else f"expected a number, got {rate}"
     assert f"topics.t.partitions[1].rate_in: {reason}" in line, line
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_weights_by_column_are_the_weights_by_partition(seed: int):
+    """catch_up_plan hands its weights to the plans as a column in _MemberTotals' order and
+    reads lags without building their dictionary: the same weight for every partition, and
+    the same plan, whether partitions were given in number order or not, numbered 0, 1, 2, …
+    or with gaps."""
+    rng = random.Random(seed)
+    g = with_rates(random_group(rng, max_partitions=30), seed=seed)
+    shuffled = []
+    for t in g.topics.values():
+        parts = list(t.partitions)
+        if rng.random() < 0.5:
+            rng.shuffle(parts)
+        if rng.random() < 0.5:
+            parts = [replace(p, partition=3 * p.partition + 1) for p in parts]
+        shuffled.append(Topic(t.name, tuple(parts)))
+    members = [replace(m, owned=()) for m in g.members]  # renumbered: owned would be unknown
+    g = Group.of(shuffled, members, id=g.id, auto_offset_reset=g.auto_offset_reset)
+    totals = _MemberTotals(g)
+    values = [rng.random() for _ in totals.partitions]
+    by_tp = dict(zip((p.tp for p in totals.partitions), values, strict=True))
+    column = _Column(totals, values)
+    for name, topic in g.topics.items():
+        assert column.of(name, topic.partitions) == [by_tp[p.tp] for p in topic.partitions]
+    lags = GroupLags(g)
+    assert lags.of(totals.partitions) == [group_lags(g)[p.tp] for p in totals.partitions]
+    found = capacities(g, group_lags(g))
+    assert found is not None
+    assert catch_up_plan(g, lags, found) == catch_up_plan(g, group_lags(g), found)

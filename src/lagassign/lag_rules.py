@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
@@ -75,6 +75,34 @@ def group_lags(group: Group) -> dict[TopicPartition, int]:
         partitions = group.topics[name].partitions
         lags.update(zip(map(_tp, partitions), topic_lags(partitions, reset), strict=True))
     return lags
+
+
+class GroupLags(Mapping[TopicPartition, int]):
+    """:func:`group_lags` of ``group``, built only when something looks a lag up by key; a
+    plan that reads every partition's lag in a known order takes them with :meth:`of`,
+    without the dictionary (a million partitions: a quarter of a second to build)."""
+
+    def __init__(self, group: Group) -> None:
+        self.group = group
+        self._lags: dict[TopicPartition, int] | None = None
+
+    def _built(self) -> dict[TopicPartition, int]:
+        if self._lags is None:
+            self._lags = group_lags(self.group)
+        return self._lags
+
+    def __getitem__(self, tp: TopicPartition) -> int:
+        return self._built()[tp]
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+    def of(self, partitions: Sequence[Partition]) -> list[int]:
+        """The lag of each of ``partitions`` (the group's), in their order"""
+        return topic_lags(partitions, self.group.auto_offset_reset)
 
 
 def topic_lags(

@@ -57,7 +57,7 @@ from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from lagassign.java_ordering import java_order
-from lagassign.lag_rules import group_lags, topic_lags
+from lagassign.lag_rules import GroupLags, group_lags, topic_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, Partition, TopicPartition
 from lagassign.rates import (
@@ -143,6 +143,8 @@ class _Topic:
     subscribers: list[int]
     floor: int = 0
     ceil: int = 0
+    #: each of ``partitions``' place among the topic's partitions in number order
+    places: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -217,9 +219,10 @@ def _stable_tie(member_id: str) -> int:
 _tp = attrgetter("tp")
 
 
-def _topics(group: Group, weights: Mapping[TopicPartition, float] | None) -> list[_Topic]:
+def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
     """``weights``: None weighs partitions by their lags, read from the group topic by topic
-    (:func:`lagassign.lag_rules.topic_lags`) without a dictionary of them."""
+    (:func:`lagassign.lag_rules.topic_lags`) without a dictionary of them; a
+    :class:`_Column` is read topic by topic too."""
     names = sorted(group.topics, key=java_order)
     readers = subscribers_by_topic(group.members, names)
     topics = []
@@ -230,15 +233,17 @@ def _topics(group: Group, weights: Mapping[TopicPartition, float] | None) -> lis
         # Hottest first, equal weights in partition order: the sort is stable.
         partitions = group.topics[name].partitions
         tps = list(map(_tp, partitions))
-        heat: list[float] = (
-            topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
-            if weights is None
-            else list(map(weights.__getitem__, tps))
-        )
+        heat: list[float]
+        if weights is None:
+            heat = topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
+        elif isinstance(weights, _Column):
+            heat = weights.of(name, partitions)
+        else:
+            heat = list(map(weights.__getitem__, tps))
         order = hottest_first(heat)
         parts = list(zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True))
         n, s = len(parts), len(subscribers)
-        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s)))
+        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s), order))
     # Hottest topic first: its big partitions are placed while every member is still light.
     topics.sort(
         key=lambda t: (
@@ -989,7 +994,7 @@ def restart_work(partitions: int) -> int:
 
 def _balanced_state(
     group: Group,
-    weights: Mapping[TopicPartition, float] | None,
+    weights: _Weights | None,
     owners: Mapping[TopicPartition, str] | None,
     tolerance: float,
     search_budget: int,
@@ -1226,9 +1231,12 @@ def catch_up_plan(
     # Each partition's backlog and inflow, looked up once: on a million partitions every pass
     # over a dictionary keyed by partition costs a good part of a second.
     totals = _MemberTotals(group)
-    tps = [p.tp for p in totals.partitions]
     inflow = [p.rate_in or 0.0 for p in totals.partitions]
-    backlog = list(map(lags.get, tps, itertools.repeat(0)))
+    backlog = (
+        lags.of(totals.partitions)  # without a dictionary of them when it is not built
+        if isinstance(lags, GroupLags)
+        else list(map(lags.get, map(_tp, totals.partitions), itertools.repeat(0)))
+    )
     speeds = capacity.by_member
     backlogs, inflows = totals.column(backlog), totals.column(inflow)
     shared = capacity.shared
@@ -1244,15 +1252,14 @@ def catch_up_plan(
     # before it left (the restarts, restart_work, are each plan's own).
     work = _Work(search_budget)
 
-    def rates() -> dict[TopicPartition, float]:
+    def rates() -> _Column:
         """rate_in per partition: the weights of the utilisation plan"""
-        return dict(zip(tps, inflow, strict=True))
+        return _Column(totals, inflow)
 
-    def weighed(horizon: float) -> dict[TopicPartition, float]:
+    def weighed(horizon: float) -> _Column:
         """lag + horizon × rate_in, per partition (NumPy's arithmetic is Python's, a
         partition at a time: the same weights, to the last bit)"""
-        weights: list[float] = (backlogs + horizon * inflows).tolist()
-        return dict(zip(tps, weights, strict=True))
+        return _Column(totals, (backlogs + horizon * inflows).tolist())
 
     def slowest(plan: _State) -> float:
         """the largest catch-up time (:func:`lagassign.rates.member_catch_up`, exactly)"""
@@ -1271,7 +1278,7 @@ def catch_up_plan(
         return max(times, default=0.0)
 
     def plan_for(
-        weights: Mapping[TopicPartition, float],
+        weights: _Column,
         owned: Mapping[TopicPartition, str] | None = None,
         within: float = tolerance,
     ) -> _State:
@@ -1288,7 +1295,7 @@ def catch_up_plan(
     if math.isinf(best_time):
         best = plan_for(rates())
         best_time = slowest(best)
-    rounds = CATCH_UP_ROUNDS if len(tps) <= GLOBAL_CONSTRUCTION_LIMIT else 0
+    rounds = CATCH_UP_ROUNDS if len(totals.partitions) <= GLOBAL_CONSTRUCTION_LIMIT else 0
     for _ in range(rounds):
         if not 0 < best_time < math.inf:
             break  # falls behind whatever the search tried, or nothing to catch up on
@@ -1350,6 +1357,12 @@ class _MemberTotals:
         owner: NDArray[np.intp] = np.full(len(self.partitions), -1, dtype=np.intp)
         for t, topic in enumerate(state.topics):
             placed = state.placed.get(t)
+            start, place = self.start[topic.name]
+            if placed is not None and len(topic.places) == len(placed):
+                # a topic keeps its partitions in number order (model.Topic), as ``partitions``
+                # lists them: a partition's place in it is its place here
+                owner[np.array(topic.places, dtype=np.intp) + start] = placed
+                continue
             if placed is not None:
                 members, items = placed, topic.partitions
             else:
@@ -1358,7 +1371,6 @@ class _MemberTotals:
                     held = state.held.get((t, m), ())
                     members += [m] * len(held)
                     items += held
-            start, place = self.start[topic.name]
             numbers = list(map(attrgetter("partition"), map(itemgetter(1), items)))
             if place is not None:
                 numbers = [place[n] for n in numbers]
@@ -1374,6 +1386,25 @@ class _MemberTotals:
         read = owner >= 0
         totals = np.bincount(owner[read], weights=column[read], minlength=self.members)
         return totals.tolist()  # type: ignore[no-any-return]
+
+
+class _Column:
+    """A weight per partition in the order of a :class:`_MemberTotals`' ``partitions``, read
+    by :func:`_topics` a topic at a time, as a slice (a :class:`~lagassign.model.Topic` keeps
+    its partitions in number order, as ``partitions`` lists them): no dictionary of a million
+    weights, no look-up per partition."""
+
+    def __init__(self, totals: _MemberTotals, values: list[float]) -> None:
+        self.totals, self.values = totals, values
+
+    def of(self, topic: str, partitions: Sequence[Partition]) -> list[float]:
+        """The weights of ``partitions``, the group's partitions of ``topic``, in their order"""
+        start = self.totals.start[topic][0]
+        return self.values[start : start + len(partitions)]
+
+
+#: what a plan weighs partitions by: a weight per partition, by key or as a column
+_Weights = Mapping[TopicPartition, float] | _Column
 
 
 @register
@@ -1432,7 +1463,9 @@ class BalancedAssignor(Strategy):
             # a plan for lag: each topic's lags are read as its partitions are, no dictionary
             plan = _balanced_state(group, None, owners, self.tolerance, self.search_budget, None)
             return _to_assignment(group, plan)
-        lags = group_lags(group)  # once: on a million partitions it takes a good part of a second
+        # once, and as a dictionary only if something looks lags up by partition: on a
+        # million partitions that takes a good part of a second
+        lags = GroupLags(group)
         capacity = self.capacities(group, lags)
         if capacity is not None:
             return catch_up_plan(
