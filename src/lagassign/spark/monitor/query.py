@@ -37,6 +37,7 @@ from lagassign.spark.monitor.batch import (
     progress_line,
 )
 from lagassign.spark.monitor.options import MonitorOptions
+from lagassign.strategies.base import collector_paused
 
 _POLL_S = 0.2
 #: ``spark.sql.shuffle.partitions`` unless ``--conf`` says otherwise: the tasks that reduce a
@@ -164,9 +165,10 @@ def _run(options: MonitorOptions, jars: str, reader: OffsetsReader) -> int:
         )
 
         def each(frame: Any, batch_id: int) -> None:
-            batches.sample(batch_id)  # the log ends first: the sample nearest the commits
-            reduced = batch_records(frame)
-            summary = batches.run(batch_id, reduced.records, read=reduced.read)
+            with collector_paused():  # see MonitorBatches.run
+                batches.sample(batch_id)  # the log ends first: the sample nearest the commits
+                reduced = batch_records(frame)
+                summary = batches.run(batch_id, reduced.records, read=reduced.read)
             print(progress_line(summary), flush=True)
             stop.batch_ended.set()
 
