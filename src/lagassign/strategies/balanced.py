@@ -50,6 +50,7 @@ import math
 import operator
 import random
 import zlib
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,8 +144,9 @@ class _Topic:
     subscribers: list[int]
     floor: int = 0
     ceil: int = 0
-    #: each of ``partitions``' place among the topic's partitions in number order
-    places: list[int] = field(default_factory=list)
+    #: each of ``partitions``' place among the topic's partitions in number order (machine
+    #: integers: a million of them as Python ints would take some 30 MiB)
+    places: array[int] = field(default_factory=lambda: array("q"))
 
 
 @dataclass(slots=True)
@@ -243,7 +245,7 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
         order = hottest_first(heat)
         parts = list(zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True))
         n, s = len(parts), len(subscribers)
-        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s), order))
+        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s), array("q", order)))
     # Hottest topic first: its big partitions are placed while every member is still light.
     topics.sort(
         key=lambda t: (
@@ -1361,7 +1363,7 @@ class _MemberTotals:
             if placed is not None and len(topic.places) == len(placed):
                 # a topic keeps its partitions in number order (model.Topic), as ``partitions``
                 # lists them: a partition's place in it is its place here
-                owner[np.array(topic.places, dtype=np.intp) + start] = placed
+                owner[np.asarray(topic.places, dtype=np.intp) + start] = placed
                 continue
             if placed is not None:
                 members, items = placed, topic.partitions
