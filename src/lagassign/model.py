@@ -39,6 +39,9 @@ class TopicPartition(NamedTuple):
         return java_order(self.topic), self.partition
 
 
+_new_tuple = tuple.__new__
+
+
 @dataclass(frozen=True, slots=True)
 class Offsets:
     """A partition's log start (``begin``), log end (``end``) and the group's committed offset."""
@@ -78,7 +81,8 @@ class Partition:
     tp: TopicPartition = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tp", TopicPartition(self.topic, self.partition))
+        # tuple.__new__ directly: TopicPartition's own __new__ is Python (10,000 a rebalance)
+        object.__setattr__(self, "tp", _new_tuple(TopicPartition, (self.topic, self.partition)))
         if self.partition < 0:
             raise ModelError(
                 "partition", f"partition number must not be negative, got {self.partition}"
@@ -87,6 +91,8 @@ class Partition:
             raise ModelError("lag", "give either a lag or offsets, not both")
         if self.lag is not None and self.lag < 0:
             raise ModelError("lag", f"lag must not be negative, got {self.lag}")
+        if self.rate_in is None and self.rate_out is None:
+            return
         for name in ("rate_in", "rate_out"):
             value = getattr(self, name)
             if value is None:

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 from lagassign.java_ordering import java_order
@@ -116,8 +117,11 @@ class LeaderAssignment:
     def by_topic(self, member_id: str) -> list[tuple[str, list[int]]]:
         """A member's partitions grouped by topic, topics in the order they first appear."""
         grouped: dict[str, list[int]] = {}
-        for tp in self.assignment[member_id]:
-            grouped.setdefault(tp.topic, []).append(tp.partition)
+        for topic, partition in self.assignment[member_id]:
+            numbers = grouped.get(topic)
+            if numbers is None:
+                numbers = grouped[topic] = []
+            numbers.append(partition)
         return list(grouped.items())
 
 
@@ -375,17 +379,18 @@ class GroupAssignor:
         assignment, moving = rebalance_round(self.strategy, group, consuming)
         withheld = tuple(sorted(moving, key=TopicPartition.sort_key))
         seconds = time.monotonic() - started
-        log.debug(
-            "lagassign: group %r, strategy %r (%s), lag %s%s: %s, withheld %s (%.3f s)",
-            self.group_id,
-            self.name,
-            self.protocol.value,
-            lag,
-            " (prefetched)" if used_prefetch and lag != "unused" else "",
-            assignment.as_lists(),
-            [(tp.topic, tp.partition) for tp in withheld],
-            seconds,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # the lists are built only for a debug log
+            log.debug(
+                "lagassign: group %r, strategy %r (%s), lag %s%s: %s, withheld %s (%.3f s)",
+                self.group_id,
+                self.name,
+                self.protocol.value,
+                lag,
+                " (prefetched)" if used_prefetch and lag != "unused" else "",
+                assignment.as_lists(),
+                [(tp.topic, tp.partition) for tp in withheld],
+                seconds,
+            )
         return LeaderAssignment(
             self.name,
             group,
@@ -414,6 +419,8 @@ def _consuming(
     """What each member still consumes, of the partitions ``group`` knows (as for owned
     partitions, those of deleted or unsubscribed topics are left out); members consuming
     nothing are left out."""
+    if not any(s.consuming for s in subscriptions):  # eager members: no set of 10,000 keys
+        return {}
     known = {p.tp for p in group.partitions()}
     consuming = {s.member_id: tuple(tp for tp in s.consuming if tp in known) for s in subscriptions}
     return {mid: tps for mid, tps in consuming.items() if tps}
@@ -452,16 +459,18 @@ def build_group(
     subscribed) are left out, as Kafka's assignors ignore them.
     """
     topics = []
+    known: set[TopicPartition] = set()
     for name, numbers in partitions.items():
+        # looked up by a plain tuple (equal to the TopicPartition key, and cheaper to make);
+        # each Partition makes its own key once, which ``known`` keeps
         parts = []
         for number in sorted(numbers):
-            tp = TopicPartition(name, number)
-            o = offsets.get(tp)
+            o = offsets.get((name, number))  # type: ignore[call-overload]
             parts.append(
                 Partition(name, number, offsets=o) if o else Partition(name, number, lag=0)
             )
+        known.update(map(_tp, parts))
         topics.append(Topic(name, tuple(parts)))
-    known = set(_all_partitions(partitions))
     members = [
         Member(
             id=s.member_id,
@@ -477,7 +486,4 @@ def build_group(
     return Group.of(topics, members, id=group_id, auto_offset_reset=auto_offset_reset)
 
 
-def _all_partitions(partitions: Mapping[str, Collection[int]]) -> Iterable[TopicPartition]:
-    for name, numbers in partitions.items():
-        for number in numbers:
-            yield TopicPartition(name, number)
+_tp = attrgetter("tp")
