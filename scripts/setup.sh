@@ -9,7 +9,15 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# pip only when pyproject.toml changed since the venv's last install (src/ is installed
+# editable): pip's own check that nothing changed took 10-15 s, and the main job runs this
+# script first. Remove .venv/.installed to make pip run.
+stamp=.venv/.installed
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -x .venv/bin/lagassign ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+  echo "$wanted" > "$stamp"
+fi
 # Debian's headless Chromium: the monitor's live report is tested as a browser shows it
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then as_root=(); else as_root=(sudo); fi
