@@ -589,3 +589,32 @@ def test_a_kept_reader_reads_partitions_added_between_reads(
         assert read == expected_offsets(topic, [3, 4, 6, 1], {1: 2, 3: 1}, {})
         assert reader.offsets(group, [topic]) == read
         assert not [r for r in caplog.records if "through librdkafka" in r.getMessage()]
+
+
+def test_a_kept_reader_reads_again_when_the_broker_closed_its_connections(
+    kafka_bootstrap: str, make_topic: MakeTopic, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 15: a broker closes a connection idle for connections.max.idle.ms (10 minutes by
+    default); a kept reader's next read finds its connections closed before any answer and
+    reads again on new ones, through Kafka's protocol still, not through librdkafka. Here the
+    connections are closed under the reader, which has not noticed when its next read starts
+    (nothing drives its selector between reads), as after an idle close."""
+    topic = make_topic([3, 4])
+    group = unique("group")
+    commit(kafka_bootstrap, group, {(topic, 1): 2})
+    expected = expected_offsets(topic, [3, 4], {1: 2}, {})
+    with (
+        caplog.at_level(logging.DEBUG, logger="lagassign.kafka"),
+        OffsetsReader({"bootstrap.servers": kafka_bootstrap}, timeout=READ_TIMEOUT_S) as reader,
+    ):
+        assert reader.offsets(group, [topic]) == expected
+        wire = reader._wire
+        assert wire is not None
+        kept = [c for m in wire._managers for c in m._conns.values()]
+        assert kept
+        for conn in kept:
+            conn.transport._sock.shutdown(socket.SHUT_RDWR)
+        assert reader.offsets(group, [topic]) == expected
+        assert reader._wire is wire
+        assert not [r for r in caplog.records if "through librdkafka" in r.getMessage()]
+        assert [r for r in caplog.records if "connection lost" in r.getMessage()]

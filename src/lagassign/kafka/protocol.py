@@ -25,6 +25,7 @@ Importing this module imports neither kafka-python nor confluent-kafka.
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 import weakref
@@ -34,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lagassign.model import TopicPartition
+
+log = logging.getLogger(__name__)
 
 #: librdkafka property -> kafka-python connection setting, for values that mean the same
 _SAME = {
@@ -94,6 +97,11 @@ def collector_paused() -> Iterator[None]:
 
 class WireUnavailable(Exception):
     """The fast path cannot answer this read; the reader asks librdkafka instead."""
+
+
+class ConnectionLost(WireUnavailable):
+    """A connection closed or broken under a request (a broker closes one idle for its
+    ``connections.max.idle.ms``, 10 minutes by default; the reader notices at its next read)."""
 
 
 def wire_settings(config: Mapping[str, str]) -> dict[str, Any] | None:
@@ -264,6 +272,8 @@ class WireClient:
         self._coordinators: dict[str, int] = {}
         self._layouts: dict[tuple[str, ...], Layout] = {}
         self._closed = False
+        #: answers read so far (a read that lost a connection after one is not read again)
+        self._answered = 0
 
     # -- public ----------------------------------------------------------------------------
 
@@ -283,45 +293,66 @@ class WireClient:
         ListOffsets requests go at once to the leaders of the last read of the same topics (its
         :class:`Layout`), and their answers count only if this read's metadata names exactly
         those partitions, leaders and replicas; else they are asked again of the leaders it
-        names (see :class:`Layout`)."""
-        key = tuple(topics)
+        names (see :class:`Layout`).
+
+        A read whose connections turn out closed or broken before anything was answered
+        (:class:`ConnectionLost`: the broker closes connections idle for its
+        ``connections.max.idle.ms``, which this client notices only when it reads again) is
+        made once more, on the new connections kafka-python opens for it."""
         with self._driving(), collector_paused():
-            metadata = self._net.call_soon_with_future(self._metadata, list(topics))
-            # every committed offset of the group, asked beside the metadata (OffsetFetch names
-            # partitions, which the metadata has yet to list); those of other topics are left
-            fetch = self.start_committed(group) if committed else None
-            kept = self._layouts.get(key)
-            sent = self._send_layout(kept) if kept is not None else None
-            fresh = self._wait(metadata, deadline, check)
-            leaders, replicas, racks = _topics(fresh)
-            if kept is None or kept.leaders != leaders or kept.replicas != replicas:
-                # first read of these topics, or partitions, leaders or replicas changed
-                kept = Layout.of(key, leaders, replicas)
-                if len(self._layouts) >= _KEPT_LAYOUTS:
-                    self._layouts.clear()
-                self._layouts[key] = kept
-                sent = self._send_layout(kept)
-            assert sent is not None
-            index = kept.index
-            logs = ([-1] * len(index), [-1] * len(index))
-            for spec, future in sent:
-                got = logs[spec == LATEST]
-                for t in self._wait(future, deadline, check).topics:
-                    name = t.name
-                    for part in t.partitions:
-                        at = index.get((name, part.partition_index))
-                        if part.error_code or at is None:
-                            raise WireUnavailable(
-                                f"ListOffsets: error {part.error_code} for "
-                                f"{name}-{part.partition_index}"
-                            )
-                        got[at] = part.offset
-            for got in logs:
-                if -1 in got:  # an offset is never negative
-                    tp = kept.tps[got.index(-1)]
-                    raise WireUnavailable(f"ListOffsets: no answer for {tp.topic}-{tp.partition}")
-            offsets = self._committed(fetch, deadline, check) if fetch is not None else None
-            return Read(kept, logs[0], logs[1], offsets, racks)
+            key, asked = tuple(topics), group if committed else None
+            answered = self._answered
+            try:
+                return self._read(key, asked, deadline, check)
+            except ConnectionLost as lost:
+                if self._answered != answered:
+                    raise  # broken in the middle of the read: not the idle close of a kept one
+                # nothing answered on the kept connections: the broker closed them while idle;
+                # kafka-python opens new ones for the requests sent again
+                log.debug("kept connection lost before any answer (%s): reading again", lost)
+                return self._read(key, asked, deadline, check)
+
+    def _read(
+        self, key: tuple[str, ...], group: str | None, deadline: float, check: Callable[[], None]
+    ) -> Read:
+        """One attempt of :meth:`read` of the topics ``key``; the committed offsets of
+        ``group`` unless None."""
+        metadata = self._net.call_soon_with_future(self._metadata, list(key))
+        # every committed offset of the group, asked beside the metadata (OffsetFetch names
+        # partitions, which the metadata has yet to list); those of other topics are left
+        fetch = self.start_committed(group) if group is not None else None
+        kept = self._layouts.get(key)
+        sent = self._send_layout(kept) if kept is not None else None
+        fresh = self._wait(metadata, deadline, check)
+        leaders, replicas, racks = _topics(fresh)
+        if kept is None or kept.leaders != leaders or kept.replicas != replicas:
+            # first read of these topics, or partitions, leaders or replicas changed
+            kept = Layout.of(key, leaders, replicas)
+            if len(self._layouts) >= _KEPT_LAYOUTS:
+                self._layouts.clear()
+            self._layouts[key] = kept
+            sent = self._send_layout(kept)
+        assert sent is not None
+        index = kept.index
+        logs = ([-1] * len(index), [-1] * len(index))
+        for spec, future in sent:
+            got = logs[spec == LATEST]
+            for t in self._wait(future, deadline, check).topics:
+                name = t.name
+                for part in t.partitions:
+                    at = index.get((name, part.partition_index))
+                    if part.error_code or at is None:
+                        raise WireUnavailable(
+                            f"ListOffsets: error {part.error_code} for "
+                            f"{name}-{part.partition_index}"
+                        )
+                    got[at] = part.offset
+        for got in logs:
+            if -1 in got:  # an offset is never negative
+                tp = kept.tps[got.index(-1)]
+                raise WireUnavailable(f"ListOffsets: no answer for {tp.topic}-{tp.partition}")
+        offsets = self._committed(fetch, deadline, check) if fetch is not None else None
+        return Read(kept, logs[0], logs[1], offsets, racks)
 
     def _send_layout(self, layout: Layout) -> list[tuple[int, Any]]:
         """The ListOffsets requests of ``layout``, sent: (timestamp, future) for each."""
@@ -458,7 +489,14 @@ class WireClient:
                 raise WireUnavailable("no answer in time")
             self._net.poll(timeout_ms=1000 * min(left, _CHECK_S), future=future)
         if future.exception is not None:
-            if isinstance(future.exception, WireUnavailable):
-                raise future.exception
-            raise WireUnavailable(f"{type(future.exception).__name__}: {future.exception}")
+            from kafka.errors import KafkaConnectionError  # type: ignore[import-untyped]
+
+            failure = future.exception
+            if isinstance(failure, WireUnavailable):
+                raise failure
+            lost = isinstance(failure, KafkaConnectionError)
+            raise (ConnectionLost if lost else WireUnavailable)(
+                f"{type(failure).__name__}: {failure}"
+            )
+        self._answered += 1
         return future.value
