@@ -314,3 +314,33 @@ def test_count_bound_is_a_lower_bound(seed: int, speeds: bool):
     assert bound <= least * (1 + 1e-12), (bound, least)
     if not speeds:
         assert least <= max_lag(g, BalancedAssignor(sticky=False))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_double_swaps_on_arrays_are_the_loops(seed: int, monkeypatch):
+    """best_double pairs many swaps with NumPy (best_pair_of_swaps, from VECTOR_DOUBLE_SWAPS
+    on): the same plans to the last bit as its loop, with owned partitions, tied and zero
+    lags, mixed subscriptions and member speeds."""
+    rng = random.Random(seed)
+    names_ = [f"t{t}" for t in range(rng.randint(1, 4))]
+    topics = [
+        lag_topic(
+            n, [rng.choice((0, 0, 5, rng.randint(0, 10**5))) for _ in range(rng.randint(20, 90))]
+        )
+        for n in names_
+    ]
+    members = [
+        Member(
+            f"m{i}",
+            frozenset(rng.sample(names_, rng.randint(1, len(names_))) if seed % 2 else names_),
+        )
+        for i in range(rng.randint(2, 5))
+    ]
+    g = Group.of(topics, members)
+    speeds = {m.id: rng.choice((0.5, 1.0, 3.0)) for m in members} if seed % 3 == 0 else None
+    weights = {tp: float(lag) for tp, lag in group_lags(g).items()}
+    plans = []
+    for vector_from in (1, 10**9):
+        monkeypatch.setattr(balanced, "VECTOR_DOUBLE_SWAPS", vector_from)
+        plans.append(balanced.balance(g, weights, speeds=speeds))
+    assert plans[0] == plans[1]

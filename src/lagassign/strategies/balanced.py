@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import GroupLags, group_lags, topic_lags
@@ -93,6 +93,8 @@ DEFAULT_SEARCH_BUDGET = 2_000_000
 MIN_GAIN = 1e-4
 #: pairs of members with more same-topic swaps than this are not searched for double swaps
 MAX_DOUBLE_SWAPS = 4_000
+#: from this many same-topic swaps on, double swaps are paired with NumPy (the same pairs)
+VECTOR_DOUBLE_SWAPS = 200
 #: above this many partitions, only the member at the largest load looks for double swaps:
 #: there one giver's look may cost half the budget (a swap per topic per taker: 1M on 500
 #: topics and 2,000 members), and on the 1M-partition benchmark (bench/speed.py) the one giver
@@ -554,6 +556,19 @@ class _Exchange:
     back: tuple[_Held, ...] = ()
 
 
+_Item = tuple[float, TopicPartition]  # (weight, partition)
+
+
+def _equal_pairs(pairs: Iterable[tuple[int, Sequence[_Item], Sequence[_Item]]]) -> int:
+    """How many pairs of one partition from each holding weigh the same, over ``pairs`` (a
+    topic and two members' holdings of it)."""
+    equal = 0
+    for _, mine, theirs in pairs:
+        weights = Counter(map(itemgetter(0), theirs))
+        equal += sum(map(weights.__getitem__, map(itemgetter(0), mine)))
+    return equal
+
+
 def _nearest(
     held: Sequence[tuple[float, TopicPartition]], target: float
 ) -> Iterable[tuple[float, TopicPartition]]:
@@ -798,6 +813,22 @@ class _Search:
             # every swap's tuple differs: sorted, they come in one order however they are made.
             # A swap of equal weights is left out: beside another swap it does what that one
             # does alone, and no single swap helps (best_exchange found none).
+            pairs = [
+                (t, held, theirs)
+                for t, held in holdings
+                if t in theirs_of and (theirs := s.held.get((t, taker)))
+            ]
+            listed = sum(len(held) * len(theirs) for _, held, theirs in pairs)
+            self.budget -= listed  # what listing them takes, searched or not
+            if listed >= VECTOR_DOUBLE_SWAPS:
+                unequal = listed - _equal_pairs(pairs)
+                if unequal > MAX_DOUBLE_SWAPS:
+                    continue  # too many to search: not listed at all
+                if unequal >= VECTOR_DOUBLE_SWAPS:
+                    best = self.best_pair_of_swaps(giver, taker, gap, pairs, best)
+                    if self.budget <= 0:
+                        break
+                    continue
             swaps = [
                 (mine[0] - theirs[0], t, mine, theirs)
                 for t, held in holdings
@@ -805,10 +836,7 @@ class _Search:
                 for mine in held
                 for theirs in s.held.get((t, taker), ())
             ]
-            self.budget -= len(swaps)  # what listing them took, searched or not
             swaps = sorted(swap for swap in swaps if swap[0])
-            if len(swaps) > MAX_DOUBLE_SWAPS:
-                continue
             deltas = [d for d, *_ in swaps]
             for d1, t1, mine1, theirs1 in swaps:
                 j = bisect.bisect_left(deltas, even - d1)
@@ -828,6 +856,84 @@ class _Search:
             if self.budget <= 0:
                 break
         return best if best is not None and best.gain > self.threshold else None
+
+    def best_pair_of_swaps(
+        self,
+        giver: int,
+        taker: int,
+        gap: float,
+        pairs: Sequence[tuple[int, Sequence[_Item], Sequence[_Item]]],
+        best: _Exchange | None,
+    ) -> _Exchange | None:
+        """:meth:`best_double`'s look on arrays, for many swaps: ``pairs`` holds, per topic
+        both hold, the giver's and the taker's partitions of it. The swaps of unequal weights
+        are sorted as the loop sorts their tuples (weight handed over, topic, the giver's
+        partition, the taker's), and for each swap the (up to) four whose weight brings the
+        two loads nearest to even are looked at, in the loop's order: the first of the largest
+        gains wins as there, to the last bit (weights are whole numbers or floats, and each is
+        added and multiplied as Python does)."""
+        import numpy as np  # here: it takes a while to load, small groups never get here
+
+        s = self.state
+        # per swap: weight handed over, topic, the giver's partition (index into mine_items,
+        # weight, number), the taker's (index into theirs_items, weight, number)
+        columns: list[list[NDArray[Any]]] = [[] for _ in range(8)]
+        mine_items: list[_Item] = []
+        theirs_items: list[_Item] = []
+        for t, held, theirs in pairs:
+            a, b = len(held), len(theirs)
+            mw = np.array([w for w, _ in held], dtype=float)
+            tw = np.array([w for w, _ in theirs], dtype=float)
+            mp = np.array([p.partition for _, p in held])
+            tq = np.array([p.partition for _, p in theirs])
+            rows, cols = np.divmod(np.arange(a * b), b)  # row-major, as the loop lists them
+            made = (
+                (mw[:, None] - tw[None, :]).ravel(),
+                np.full(a * b, t),
+                rows + len(mine_items),
+                mw[rows],
+                mp[rows],
+                cols + len(theirs_items),
+                tw[cols],
+                tq[cols],
+            )
+            for column, values in zip(columns, made, strict=True):
+                column.append(values)
+            mine_items += held
+            theirs_items += theirs
+        delta, topic, mine_i, mine_w, mine_p, theirs_i, theirs_w, theirs_p = map(
+            np.concatenate, columns
+        )
+        keep = delta != 0
+        order = np.lexsort(
+            tuple(x[keep] for x in (theirs_p, theirs_w, mine_p, mine_w, topic, delta))
+        )
+        deltas, mine_i, theirs_i = delta[keep][order], mine_i[keep][order], theirs_i[keep][order]
+        topic = topic[keep][order]
+        sg, st = s.scale[giver], s.scale[taker]
+        most, even = gap / st, gap / (sg + st)
+        n = len(deltas)
+        near = np.searchsorted(deltas, even - deltas, side="left")
+        other = near[:, None] + np.arange(-2, 2)  # swaps[j - 2 : j + 2], each row in order
+        valid = (other >= 0) & (other < n)
+        other = np.clip(other, 0, n - 1)
+        d = deltas[:, None] + deltas[other]
+        valid &= (d > 0) & (d < most) & (mine_i[:, None] != mine_i[other])
+        valid &= theirs_i[:, None] != theirs_i[other]
+        gains = np.where(valid, np.minimum(d * sg, gap - d * st), -np.inf)
+        k = int(np.argmax(gains))  # the first of the largest, row by row
+        gain = float(gains.flat[k])
+        if gain == -np.inf or (best is not None and gain <= best.gain):
+            return best
+        first, second = k // 4, int(other.flat[k])
+        t1, t2 = int(topic[first]), int(topic[second])
+        return _Exchange(
+            gain,
+            giver,
+            taker,
+            ((t1, mine_items[mine_i[first]]), (t2, mine_items[mine_i[second]])),
+            ((t1, theirs_items[theirs_i[first]]), (t2, theirs_items[theirs_i[second]])),
+        )
 
     def best_split(self, giver: int) -> _Exchange | None:
         """The best way to split again the partitions two members hold of the topics they
