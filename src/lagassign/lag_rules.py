@@ -115,9 +115,14 @@ def topic_lags(
     time read them here rather than through a dictionary of the group's lags."""
     given = list(map(_lag, partitions))
     if None in given:
+        # partition_lag without its call per partition (a rebalance's 10,000 from offsets)
         return [
-            p.lag if p.lag is not None else partition_lag(p, auto_offset_reset)
-            for p in partitions
+            lag
+            if lag is not None
+            else 0
+            if (o := p.offsets) is None
+            else lag_from_offsets(o.begin, o.end, o.committed, auto_offset_reset)
+            for lag, p in zip(given, partitions, strict=True)
         ]
     return given
 
