@@ -338,3 +338,43 @@ def test_every_strategy_settles_with_every_partition_assigned(rng, name):
     assert set(final.owners()) == {p.tp for p in group.partitions() if p.topic in read}
     if not first.withheld:
         assert final == first.assignment
+
+
+def _joined(sample_group: Group) -> Group:
+    """``sample_group`` as its last member joins: the others own balanced's plan without it
+    (generation 1), the joiner owns nothing."""
+    balanced = create("balanced")
+    before = dataclasses.replace(sample_group, members=sample_group.members[:-1])
+    plan = balanced.assign(before)
+    return owning(sample_group, plan.partitions, 1)
+
+
+#: catch_up_suite(3, max_partitions=120) groups whose follow-up round, planned afresh from
+#: owned partitions, revoked more (offsets #2: 22 partitions, mixed-subscriptions #0: 22, #2: 5)
+FOLLOW_UPS = (("offsets", 2), ("mixed-subscriptions", 0), ("mixed-subscriptions", 2))
+
+
+@pytest.mark.parametrize("family,seed", FOLLOW_UPS)
+def test_time_aware_balanced_follow_up_places_the_withheld_and_revokes_nothing(family, seed):
+    """Kafka's cooperative protocol: the first round revokes only what moves, and the follow-up
+    round, in which nobody owns those partitions any more, gives them out and revokes nothing
+    (with rates and capacities, balanced plans for catch-up time; its first candidate then keeps
+    every owned partition and places only what nobody owns)."""
+    from lagassign.plan import rebalance_round
+    from lagassign.samples import catch_up_suite
+
+    [sample] = [
+        s for s in catch_up_suite(seed + 1, max_partitions=120)
+        if (s.family, s.seed) == (family, seed)
+    ]
+    balanced = create("balanced")
+    group = _joined(sample.group)
+    first = rebalance_round(balanced, group, {m.id: m.owned for m in group.members})
+    assert first.withheld
+    group = owning(group, first.assignment.partitions, 2)
+    second = rebalance_round(balanced, group, {m.id: m.owned for m in group.members})
+    assert second.withheld == frozenset()
+    for m in group.members:
+        assert set(m.owned) <= set(second.assignment[m.id]), m.id
+    read = {t for m in group.members for t in m.topics}
+    assert set(second.assignment.owners()) == {p.tp for p in group.partitions() if p.topic in read}

@@ -52,7 +52,7 @@ import random
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -438,15 +438,26 @@ def _construct_by_topic(state: _State) -> None:
 
 
 def _quotas(
-    state: _State, keep: Mapping[tuple[int, int], int], tie: Sequence[float] | None = None
+    state: _State,
+    keep: Mapping[tuple[int, int], int],
+    tie: Sequence[float] | None = None,
+    holders_first: bool = False,
 ) -> dict[tuple[int, int], int]:
     """How many partitions of each topic each subscriber gets: the floor, or the ceiling for as
     many members as the topic has extra partitions. The extras go to members that hold more
     than the floor already (``keep``), and, when subscriptions are identical, to the members
-    with the fewest partitions planned before that, which keeps totals within one."""
-    planned = [0] * len(state.load)
-    quota: dict[tuple[int, int], int] = {}
+    with the fewest partitions planned before that, which keeps totals within one.
+
+    ``holders_first``: with identical subscriptions too, the extras go to the members holding
+    them first, if every total then stays within the floor and ceiling of all partitions ÷
+    members (as after a cooperative round that only withheld partitions); else as above."""
     ties: Sequence[float] = state.tie if tie is None else tie
+    if holders_first and state.identical:
+        held = _quotas_of_holders(state, keep, ties)
+        if held is not None:
+            return held
+    planned = [0] * len(state.load)
+    quota = {}
     for t, topic in enumerate(state.topics):
         extra = len(topic.partitions) - topic.floor * len(topic.subscribers)
 
@@ -461,6 +472,51 @@ def _quotas(
             quota[(t, m)] = topic.floor + (m in extras)
             planned[m] += quota[(t, m)]
     return quota
+
+
+def _quotas_of_holders(
+    state: _State, keep: Mapping[tuple[int, int], int], ties: Sequence[float]
+) -> dict[tuple[int, int], int] | None:
+    """:func:`_quotas` for identical subscriptions where members holding more than a topic's
+    floor keep their extra partition, every topic at once; the topics' other extras then go,
+    topic by topic (the most left to give first), to the members with the fewest extras so far
+    (as for a bipartite degree sequence). None if that leaves a total outside the floor and
+    ceiling of all partitions ÷ members, or a topic's extra without a member."""
+    n = len(state.load)
+    extras: list[set[int]] = []
+    given = [0] * n
+    for t, topic in enumerate(state.topics):
+        holders = sorted(
+            (m for m in topic.subscribers if keep.get((t, m), 0) > topic.floor),
+            key=ties.__getitem__,
+        )
+        chosen = set(holders[: len(topic.partitions) - topic.floor * len(topic.subscribers)])
+        extras.append(chosen)
+        for m in chosen:
+            given[m] += 1
+    base = sum(topic.floor for topic in state.topics)
+    low, high = state.global_floor - base, state.global_ceil - base
+    left = {
+        t: len(topic.partitions) - topic.floor * len(topic.subscribers) - len(extras[t])
+        for t, topic in enumerate(state.topics)
+    }
+    for t in sorted(left, key=lambda t: (-left[t], t)):
+        wanting = sorted(
+            (m for m in state.topics[t].subscribers if m not in extras[t] and given[m] < high),
+            key=lambda m: (given[m], ties[m]),
+        )
+        if len(wanting) < left[t]:
+            return None
+        for m in wanting[: left[t]]:
+            extras[t].add(m)
+            given[m] += 1
+    if not all(low <= g <= high for g in given):
+        return None
+    return {
+        (t, m): topic.floor + (m in extras[t])
+        for t, topic in enumerate(state.topics)
+        for m in topic.subscribers
+    }
 
 
 def _place(
@@ -516,10 +572,13 @@ def _construct_perturbed(state: _State, rng: random.Random) -> None:
     _place(state, items, _quotas(state, {}, tie), heat=heat, tie=tie)
 
 
-def _construct_sticky(state: _State, owners: Mapping[TopicPartition, int]) -> None:
+def _construct_sticky(
+    state: _State, owners: Mapping[TopicPartition, int], holders_first: bool = False
+) -> set[TopicPartition]:
     """Start from what members own: each keeps its partitions of topics it still subscribes,
-    up to its quota (giving up its hottest first, which is what unloads it most); the rest is
-    placed hottest first."""
+    up to its quota (giving up its hottest first, which is what unloads it most; the quotas of
+    :func:`_quotas`, ``holders_first`` passed on); the rest is placed hottest first. Returns
+    the partitions placed that way: those nobody keeps."""
     kept: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = {}
     free: list[tuple[int, tuple[float, TopicPartition]]] = []
     for t, topic in enumerate(state.topics):
@@ -530,7 +589,7 @@ def _construct_sticky(state: _State, owners: Mapping[TopicPartition, int]) -> No
                 kept.setdefault((t, m), []).append(item)
             else:
                 free.append((t, item))
-    room = _quotas(state, {key: len(items) for key, items in kept.items()})
+    room = _quotas(state, {key: len(items) for key, items in kept.items()}, None, holders_first)
     for (t, m), items in kept.items():
         excess = max(len(items) - room[(t, m)], 0)
         # topic.partitions is hottest first, so the excess is the member's hottest
@@ -539,6 +598,7 @@ def _construct_sticky(state: _State, owners: Mapping[TopicPartition, int]) -> No
             state.give(t, m, item)
         room[(t, m)] -= len(items) - excess
     _place(state, free, room)
+    return {item[1] for _, item in free}
 
 
 _Held = tuple[int, tuple[float, TopicPartition]]  # (topic index, (weight, partition))
@@ -1264,6 +1324,123 @@ def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartitio
     return moved
 
 
+def _kept_state(
+    group: Group,
+    weights: _Weights,
+    owners: Mapping[TopicPartition, str],
+    speeds: Mapping[str, float] | None,
+    work: _Work,
+    target: float,
+) -> _State:
+    """Every owned partition where it is (as far as the count guarantees let it stay, as in
+    :func:`_construct_sticky`), and the partitions nobody keeps placed, hottest first, then
+    exchanged among the members while that lowers the larger load of two: the plan that moves
+    nothing it need not move. The exchanges (:func:`_exchange_free`) touch none of the kept
+    partitions and keep the counts; they spend ``work``.
+
+    If some load still exceeds ``target``, the search (:class:`_Search`) goes on from there with
+    every partition, until none does: owned partitions move only as far as that needs.
+
+    This is what a cooperative follow-up round needs: the round before revoked only what moves,
+    and the partitions it withheld are the ones nobody keeps now.
+    """
+    index = {m.id: i for i, m in enumerate(group.members)}
+    state = _new_state(group, _topics(group, weights), _scale(group, speeds))
+    owned = {tp: index[m] for tp, m in owners.items() if m in index}
+    movable = _construct_sticky(state, owned, holders_first=True)
+    _exchange_free(state, movable, work)
+    if state.load and max(state.load) > target:
+        search = _Search(state, work.search)
+        search.run(target)
+        work.search = search.budget
+    return state
+
+
+def _exchange_free(state: _State, movable: Collection[TopicPartition], work: _Work) -> None:
+    """Exchanges of the ``movable`` partitions only, while one lowers the larger load of its two
+    members: moving one, swapping two of one topic, or, where only the totals of identical
+    subscriptions stop a move, swapping it for one of another topic."""
+    if not movable:
+        return
+    topics, load, count, scale = state.topics, state.load, state.count, state.scale
+    reads: list[list[int]] = [[] for _ in load]
+    for t, topic in enumerate(topics):
+        for m in topic.subscribers:
+            reads[m].append(t)
+    low, high = state.global_floor, state.global_ceil
+
+    def may_move(t: int, giver: int, taker: int) -> bool:
+        """whether a partition of topic t may go from giver to taker, nothing coming back"""
+        topic = topics[t]
+        if not (
+            len(state.holds(t, giver)) > topic.floor and len(state.holds(t, taker)) < topic.ceil
+        ):
+            return False
+        return not state.identical or (count[giver] > low and count[taker] < high)
+
+    def free(t: int, m: int) -> list[_Item]:
+        return [item for item in state.holds(t, m) if item[1] in movable]
+
+    def best_for(giver: int) -> tuple[float, int, _Held, _Held | None] | None:
+        """the exchange that lowers the larger load of the giver and a taker most:
+        (gain, taker, (topic, item) the giver hands over, (topic, item) it takes back)"""
+        top = load[giver]
+        best: tuple[float, int, _Held, _Held | None] | None = None
+        threshold = MIN_GAIN * max(load)
+        for t in reads[giver]:
+            mine = free(t, giver)
+            if not mine:
+                continue
+            for taker in topics[t].subscribers:
+                if taker == giver or load[taker] >= top:
+                    continue
+                # back: nothing, a partition of the same topic, or one of a topic where the
+                # taker holds the ceiling and the giver the floor, while in t it is the reverse
+                theirs: list[_Held | None] = [(t, item) for item in free(t, taker)]
+                if may_move(t, giver, taker):
+                    theirs.append(None)
+                elif len(state.holds(t, giver)) > topics[t].floor and len(
+                    state.holds(t, taker)
+                ) < topics[t].ceil:
+                    # only the totals stop it: one of another topic comes back
+                    theirs += [
+                        (u, item)
+                        for u in reads[taker]
+                        if u != t
+                        and giver in topics[u].subscribers
+                        and len(state.holds(u, taker)) > topics[u].floor
+                        and len(state.holds(u, giver)) < topics[u].ceil
+                        for item in free(u, taker)
+                    ]
+                work.search -= len(mine) * len(theirs)
+                for a in mine:
+                    for b in theirs:
+                        d = a[0] - (b[1][0] if b is not None else 0.0)
+                        if d <= 0:
+                            continue
+                        gain = top - max(top - d * scale[giver], load[taker] + d * scale[taker])
+                        if gain > threshold and (best is None or gain > best[0]):
+                            best = (gain, taker, (t, a), b)
+        return best
+
+    # Sweeps heaviest member first, as the search's (:meth:`_Search.run`): each exchange lowers
+    # the larger of two loads, and below the top it makes room for the top.
+    while work.search > 0:
+        best = None
+        for giver in sorted(range(len(load)), key=lambda m: (-load[m], state.tie[m])):
+            best = best_for(giver)
+            if best is not None:
+                break
+        if best is None:
+            break
+        _, taker, (t, a), b = best
+        state.take(t, giver, a)
+        state.give(t, taker, a)
+        if b is not None:
+            state.take(b[0], taker, b[1])
+            state.give(b[0], giver, b[1])
+
+
 def _worse(a: _State, b: _State) -> bool:
     """Whether ``a`` is worse than ``b``: loads compared largest first."""
     return sorted(a.load, reverse=True) > sorted(b.load, reverse=True)
@@ -1325,8 +1502,13 @@ def catch_up_plan(
     catch-up time: the steps above plan afresh, and owned partitions then stay where they are
     if that keeps the slowest member's catch-up time within ``tolerance`` of the fresh plan's
     (or, in a group that falls behind whatever it is given, its largest utilisation within
-    ``tolerance``); if not, the fresh plan's holdings go to the members owning most of them
-    (:func:`balance`), and if even that is slower, the fresh plan as it is.
+    ``tolerance``). Staying is tried first with every owned partition kept (as far as the
+    counts allow) and only the partitions nobody owns placed and exchanged, then moving owned
+    partitions only until every member catches up within that time (:func:`_kept_state`: what
+    a cooperative follow-up round needs, where the partitions withheld in the round before are
+    owned by nobody); then by :func:`balance`'s sticky search; if neither is within, the
+    fresh plan's holdings go to the members owning most of them (:func:`balance`), and if even
+    that is slower, the fresh plan as it is.
 
     Example: members a (capacity 100 msg/s) and b (50) share t-0 (lag 6,000, 40 msg/s in),
     t-1 (lag 6,000, 10 msg/s), t-2 (lag 0, 30 msg/s) and t-3 (lag 0, 10 msg/s). By lag alone
@@ -1420,6 +1602,15 @@ def catch_up_plan(
         # within 5% of the fresh plan's can mean a catch-up time several times longer.
         weights = rates() if math.isinf(best_time) else weighed(best_time)
         allowed = best_time * (1 + tolerance)
+        if 0 < allowed < math.inf:
+            # Weighed at the allowed time, a member's load (L + allowed·I) ÷ C is at most
+            # ``allowed`` exactly when it catches up within it.
+            # (members all alike read plain totals: then the limit is allowed·C)
+            alike = set(speeds.values())
+            limit = allowed * alike.pop() if len(alike) == 1 else allowed
+            kept = _kept_state(group, weighed(allowed), owners, speeds, work, limit)
+            if slowest(kept) <= allowed:
+                return _to_assignment(group, kept)
         for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
             kept = plan_for(weights, owners, within)
             if slowest(kept) <= allowed:
