@@ -14,6 +14,9 @@ revoke everything while the group rebalances.
     .venv/bin/python bench/drain.py [--per-family 10] [--strategies a,b,...]
         [--capacities equal|unequal] [--spread 6|2]
 
+Every strategy runs on its preferred protocol (Strategy.protocols[0]); a row ``name/protocol``
+runs it on another it supports: by default ``balanced/cooperative`` beside ``balanced`` (eager).
+
 Prints a table and writes bench/results/drain.json and drain.md (drain-unequal.* with
 ``--capacities unequal``: member throughputs up to sixfold apart, which the strategies see as
 the members' capacities; drain-unequal-2x.* with ``--spread 2``: up to twofold apart).
@@ -40,7 +43,7 @@ from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Member
 from lagassign.optimum import utilisation_optimum
 from lagassign.samples import Sample, suite
-from lagassign.simulate.engine import simulate
+from lagassign.simulate.engine import MAX_ROUNDS, run_strategy, simulate
 from lagassign.simulate.generators import with_load
 from lagassign.simulate.ideal import ideal_drain_time
 from lagassign.simulate.scenario import Join, Leave, Scenario
@@ -58,6 +61,15 @@ HORIZON_IDEALS = 4.0
 #: member speeds drawn for ``--capacities unequal`` (scaled so that they average 1), by how
 #: far apart they may be (``--spread``)
 SPEEDS = {6: (0.5, 1.0, 1.0, 1.5, 2.0, 3.0), 2: (1.0, 1.0, 1.25, 1.5, 2.0)}
+#: rows beyond every strategy on its preferred protocol: ``name/protocol``, a strategy on
+#: another protocol it supports
+VARIANTS = ("balanced/cooperative",)
+
+
+def protocol_of(row: str) -> RebalanceProtocol:
+    """The protocol a row's strategy runs: its preferred one, or the one after the slash."""
+    name, _, protocol = row.partition("/")
+    return RebalanceProtocol(protocol) if protocol else create(name).protocols[0]
 
 
 def scenario_for(sample: Sample, unequal: bool = False, spread: int = 6) -> Scenario | None:
@@ -131,7 +143,12 @@ def run(
         if scenario is None:
             skipped.append(f"{sample.family} #{sample.seed}")
             continue
-        sim = simulate(scenario, strategies, samples=1)
+        sim = simulate(scenario, [s for s in strategies if "/" not in s], samples=1)
+        runs = {r.strategy: r for r in sim.runs}
+        for row in strategies:
+            if "/" in row:
+                name = row.partition("/")[0]
+                runs[row] = run_strategy(scenario, create(name), 1, protocol_of(row))
         floor = ideal_drain_time(scenario, paused=True)
         rows.append(
             {
@@ -144,13 +161,15 @@ def run(
                 "ideal": sim.ideal,
                 "eager_floor": floor,
                 "runs": {
-                    r.strategy: {
+                    row: {
+                        "protocol": r.protocol.value,
                         "drain_time": r.drain_time,
                         "vs_ideal": sim.vs_ideal(r),
                         "peak_member_lag": r.peak_member_lag,
                         "moves": r.moves,
+                        "rounds": [x.rounds for x in r.rebalances[1:]],
                     }
-                    for r in sim.runs
+                    for row, r in runs.items()
                 },
             }
         )
@@ -189,7 +208,7 @@ def summary(result: dict[str, object], strategies: list[str]) -> list[dict[str, 
             for g in groups
             if g["keeps_up"]
         ]
-        eager = create(name).protocols[0] is RebalanceProtocol.EAGER
+        eager = protocol_of(name) is RebalanceProtocol.EAGER
         # drain time ÷ the eager floor, where a plan keeps up: how far the plans themselves
         # leave an eager strategy from what its pauses allow
         over_floor = [
@@ -222,6 +241,9 @@ def summary(result: dict[str, object], strategies: list[str]) -> list[dict[str, 
                     1 for g in groups if g["runs"][name]["vs_ideal"] is None and g["keeps_up"]
                 ),
                 "median_moves": statistics.median(g["runs"][name]["moves"] for g in groups),
+                "most_rounds": max(
+                    (n for g in groups for n in g["runs"][name]["rounds"]), default=0
+                ),
             }
         )
     return table
@@ -266,8 +288,8 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         "",
         "| strategy | median | median where a plan keeps up | eager floor there "
         "| ÷ eager floor there | p90 | worst | worst group "
-        "| not drained | not drained, though a plan keeps up | median moves |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+        "| not drained | not drained, though a plan keeps up | median moves | most rounds |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
@@ -275,7 +297,7 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
             f"| {_ratio(r['eager_floor_keeps_up'])} | {_ratio(r['median_vs_eager_floor'])} "
             f"| {_ratio(r['p90'])} "
             f"| {_ratio(r['worst'])} | {r['worst_group']} | {r['not_drained']} "
-            f"| {r['not_drained_avoidable']} | {r['median_moves']:g} |"
+            f"| {r['not_drained_avoidable']} | {r['median_moves']:g} | {r['most_rounds']} |"
         )
     keeping = sum(1 for g in groups if g["keeps_up"])
     lines += [
@@ -299,6 +321,13 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         "",
         "*Moves* count every partition that changes owner at the join and the leave, the "
         "leaving member's partitions included once another member takes them.",
+        "",
+        "*Protocols*: every strategy runs on its preferred one; `name/protocol` rows run it on "
+        "another it supports (`balanced/cooperative`: members keep reading what they own while "
+        "the group rebalances; only partitions that change owner pause, withheld for a "
+        f"follow-up round). *Most rounds*: the most rounds any one rebalance took (eager: 1; "
+        f"cooperative: 2 when the follow-up round moves nothing more; the simulator stops at "
+        f"{MAX_ROUNDS}).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -306,7 +335,12 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=10)
-    parser.add_argument("--strategies", default=None, help="comma-separated (default: all)")
+    parser.add_argument(
+        "--strategies",
+        default=None,
+        help="comma-separated; name/protocol runs a strategy on another protocol it supports "
+        f"(default: all, each on its preferred protocol, and {', '.join(VARIANTS)})",
+    )
     parser.add_argument(
         "--spread",
         type=int,
@@ -321,7 +355,7 @@ def main() -> None:
         help="members' throughputs: alike, or up to sixfold apart (writes drain-unequal.*)",
     )
     args = parser.parse_args()
-    strategies = args.strategies.split(",") if args.strategies else names()
+    strategies = args.strategies.split(",") if args.strategies else [*names(), *VARIANTS]
     unequal = args.capacities == "unequal"
     result = run(args.per_family, strategies, unequal, args.spread)
     rows = summary(result, strategies)
@@ -338,6 +372,7 @@ def main() -> None:
         "not drained",
         "of which avoidable",
         "median moves",
+        "most rounds",
     )
     for column in columns:
         table.add_column(
@@ -356,6 +391,7 @@ def main() -> None:
             str(r["not_drained"]),
             str(r["not_drained_avoidable"]),
             f"{r['median_moves']:g}",
+            str(r["most_rounds"]),
         )
     Console().print(table)
     RESULTS.mkdir(exist_ok=True)

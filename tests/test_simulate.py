@@ -19,7 +19,7 @@ from lagassign.simulate.generators import default_scenario, with_load
 from lagassign.simulate.ideal import ideal_drain_time
 from lagassign.simulate.results import Run
 from lagassign.simulate.scenario import Join, Leave, Scenario
-from lagassign.strategies import create, names
+from lagassign.strategies import RebalanceProtocol, create, names
 from tests.builders import group
 
 
@@ -205,6 +205,54 @@ def test_cooperative_keeps_consuming_and_withholds_moving_partitions_for_a_secon
     # eager sticky hands them over at 14 s, the cooperative one at 18 s
     assert eager.series.members["c"][at(eager, 15.0)] > 0
     assert eager.rebalances[1].end == 14.0
+
+
+def test_balanced_on_the_cooperative_protocol_pauses_only_what_moves():
+    """balanced prefers the eager protocol and supports the cooperative one; on it, as in
+    Kafka's cooperative rebalance, a and b keep reading through the first round, revoke at its
+    end only the two partitions c gets, and the follow-up round hands those to c and moves
+    nothing else: two rounds, and only the two moved partitions pause (from 14 s to 18 s)."""
+    scenario = six_partitions((Join(10.0, Member("c", frozenset({"t"}))),), pause=4.0)
+    balanced = create("balanced")
+    eager = run_strategy(scenario, balanced, 100_000)
+    coop = run_strategy(scenario, balanced, 100_000, RebalanceProtocol.COOPERATIVE)
+    assert (eager.protocol, coop.protocol) == (RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE)
+    assert [(r.start, r.end, r.rounds, r.withheld, r.moved) for r in eager.rebalances[1:]] == [
+        (10.0, 14.0, 1, 0, 2)
+    ]
+    assert [(r.start, r.end, r.rounds, r.withheld, r.moved) for r in coop.rebalances[1:]] == [
+        (10.0, 18.0, 2, 2, 2)
+    ]
+    s = coop.series
+    # first round: nothing pauses, a and b read 40/s against 6/s produced
+    assert s.unowned[at(coop, 14.0)] == 0
+    assert s.total[at(coop, 14.0)] - s.total[at(coop, 10.0)] == pytest.approx(4 * (6 - 40))
+    # follow-up round: only the two withheld partitions pause (2/s produced into them)
+    assert s.unowned[at(coop, 18.0)] - s.unowned[at(coop, 15.0)] == pytest.approx(3 * 2.0)
+    assert s.members["c"][at(coop, 18.0)] == 0
+    assert s.members["c"][at(coop, 19.0)] > 0 and s.unowned[at(coop, 19.0)] == 0
+    # under the eager protocol everything pauses for the round
+    assert eager.series.unowned[at(eager, 12.0)] == eager.series.total[at(eager, 12.0)]
+
+
+def test_the_built_in_scenario_settles_balanced_cooperative_joins_in_two_rounds():
+    """The join of the built-in scenario (10 members, 133 partitions, producers at 70%):
+    balanced's follow-up round places the 25 partitions withheld in the first and revokes
+    nothing more (before, each follow-up round planned afresh and moved a few owned partitions
+    again: four rounds)."""
+    run = run_strategy(default_scenario(), create("balanced"), 10, RebalanceProtocol.COOPERATIVE)
+    join = run.rebalances[1]
+    assert join.causes == ("consumer-new joins",)
+    assert (join.rounds, join.withheld) == (2, 25)
+    # and it drains well before balanced on the eager protocol
+    eager = run_strategy(default_scenario(), create("balanced"), 10)
+    assert run.drain_time is not None and eager.drain_time is not None
+    assert run.drain_time < eager.drain_time
+
+
+def test_a_protocol_the_strategy_does_not_support_is_refused():
+    with pytest.raises(ValueError, match="'range' does not support the cooperative protocol"):
+        run_strategy(six_partitions(()), create("range"), 10, RebalanceProtocol.COOPERATIVE)
 
 
 def test_an_event_during_a_rebalance_restarts_the_round():

@@ -26,15 +26,19 @@ at its end the strategy is called, by the core's one rebalance round
 (:func:`lagassign.plan.rebalance_round`), with the lags at that moment and every member's
 currently owned partitions and generation (so sticky strategies can be sticky), and the
 assignment takes effect. The protocol is the strategy's preferred one
-(``Strategy.protocols[0]``):
+(``Strategy.protocols[0]``), or another it supports given to :func:`run_strategy`:
 
 * **eager**: at the start of the rebalance every member revokes everything, so nothing is
-  consumed for ``rebalance_pause``;
-* **cooperative**: members keep consuming what they own during the round. At its end they
+  consumed for ``rebalance_pause``; the leader is told nobody consumes anything;
+* **cooperative**: members keep consuming what they own during the round, and the leader is
+  told so (each member's owned partitions are what it still consumes). At the round's end they
   give up the partitions the new assignment takes from them; the round withholds those from
   their new owners (:mod:`lagassign.strategies.cooperative`), so a follow-up round starts, and
-  they are idle until it ends ``rebalance_pause`` later. Rounds repeat while a round revokes
-  anything (at most ``MAX_ROUNDS``).
+  they are idle until it ends ``rebalance_pause`` later. Partitions nobody consumed (a leaver's)
+  are read from the end of the first round. Rounds repeat while a round revokes anything (at
+  most ``MAX_ROUNDS``). This is Kafka's cooperative rebalance (KIP-429): a member revokes
+  nothing when the rebalance starts, revokes what its assignment no longer lists when the
+  round completes, and rejoins at once if it revoked anything.
 
 A member that leaves stops consuming at once; its partitions are idle until the rebalance
 assigns them. An event during a rebalance restarts the current round.
@@ -62,8 +66,12 @@ from lagassign.strategies import RebalanceProtocol, Strategy, create, names
 
 #: points kept of each time series (the simulation itself runs every step)
 DEFAULT_SAMPLES = 500
-#: rounds of one cooperative rebalance at most (cooperative-sticky needs two)
-MAX_ROUNDS = 5
+#: rounds of one cooperative rebalance at most (cooperative-sticky needs two). Kafka has no
+#: such cap: a member that revoked anything rejoins, so rounds go on until one revokes nothing,
+#: and a cap the rounds reach would leave that round's withheld partitions unread until the
+#: next rebalance, which Kafka never does. It only guards against a strategy that never
+#: settles (and rounds of no length, as the initial rebalance's).
+MAX_ROUNDS = 50
 
 
 @dataclass
@@ -82,10 +90,20 @@ class _Episode:
 class _Simulator:
     """One strategy through one scenario. State is per partition index and per member id."""
 
-    def __init__(self, scenario: Scenario, strategy: Strategy, samples: int) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        strategy: Strategy,
+        samples: int,
+        protocol: RebalanceProtocol | None = None,
+    ) -> None:
         self.sc = scenario
         self.strategy = strategy
-        self.protocol = strategy.protocols[0]
+        if protocol is not None and protocol not in strategy.protocols:
+            raise ValueError(
+                f"strategy {strategy.name!r} does not support the {protocol.value} protocol"
+            )
+        self.protocol = protocol if protocol is not None else strategy.protocols[0]
         self.cooperative = self.protocol is RebalanceProtocol.COOPERATIVE
         self.pause_steps = scenario.step_of(scenario.rebalance_pause)
         self.parts = scenario.partitions()
@@ -205,8 +223,11 @@ class _Simulator:
         episode = self.episode
         assert episode is not None
         members = self.members_now()
+        # what each member still consumes: under the cooperative protocol what it owns, under
+        # the eager protocol nothing (it revoked everything when the rebalance started)
+        consuming = {mid: self.assigned[mid] if self.cooperative else () for mid in members}
         assignment = (
-            dict(rebalance_round(self.strategy, self.group_now()).assignment.partitions)
+            dict(rebalance_round(self.strategy, self.group_now(), consuming).assignment.partitions)
             if members
             else {}
         )
@@ -388,8 +409,15 @@ def _water_level(demand: Sequence[float], capacity: float) -> float:
     return math.inf
 
 
-def run_strategy(scenario: Scenario, strategy: Strategy, samples: int = DEFAULT_SAMPLES) -> Run:
-    return _Simulator(scenario, strategy, samples).run()
+def run_strategy(
+    scenario: Scenario,
+    strategy: Strategy,
+    samples: int = DEFAULT_SAMPLES,
+    protocol: RebalanceProtocol | None = None,
+) -> Run:
+    """``strategy`` through ``scenario`` under ``protocol`` (default: the strategy's preferred
+    one, ``Strategy.protocols[0]``)."""
+    return _Simulator(scenario, strategy, samples, protocol).run()
 
 
 def simulate(
