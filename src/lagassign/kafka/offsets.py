@@ -40,12 +40,12 @@ from itertools import repeat
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lagassign.collector import collector_paused
 from lagassign.java_ordering import java_order
 from lagassign.kafka.protocol import (
     Read,
     WireClient,
     WireUnavailable,
-    collector_paused,
     wire_settings,
 )
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition

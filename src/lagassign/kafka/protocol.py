@@ -24,7 +24,6 @@ Importing this module imports neither kafka-python nor confluent-kafka.
 
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 import time
@@ -34,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from lagassign.collector import collector_paused
 from lagassign.model import TopicPartition
 
 log = logging.getLogger(__name__)
@@ -72,27 +72,6 @@ _OFFSET_FETCH_VERSION, _FIND_COORDINATOR_VERSION = 8, 4
 _CHECK_S = 0.02
 #: layouts a client keeps for its next reads (one per set of topics read)
 _KEPT_LAYOUTS = 64
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the block, unless it was off already.
-
-    A read of 10,000 partitions makes some 200,000 objects (kafka-python's decoded answers,
-    then the rows); their count starts collections of the older generations, which walk every
-    object of the process and cost as much CPU as all the decoding (40 of 90 ms per read here).
-    What a read makes is freed by reference counting when it ends (it holds no cycles), so the
-    collector is paused for its length and runs again after it as it would have. Reads in
-    several threads: the first to end turns the collector back on, the others then only lose
-    the saving."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class WireUnavailable(Exception):

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
+from lagassign.collector import collector_paused
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import GroupLags, group_lags, topic_lags
 from lagassign.metrics import lower_bound, pigeonhole_bound
@@ -71,7 +72,6 @@ from lagassign.rates import (
 from lagassign.strategies.base import (
     RebalanceProtocol,
     Strategy,
-    collector_paused,
     hottest_first,
     subscribers_by_topic,
 )

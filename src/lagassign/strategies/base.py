@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import enum
-import gc
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from lagassign.model import Assignment, Group, Member
@@ -49,22 +47,6 @@ class Strategy(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while a strategy builds an assignment.
-
-    A large group means millions of new small, acyclic objects, which make the collector
-    traverse the whole heap again and again: about a second per million partitions, for nothing.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def each(function: Callable[..., object], *arguments: Iterable[object]) -> None:

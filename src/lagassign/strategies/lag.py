@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from operator import attrgetter
 
+from lagassign.collector import collector_paused
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import topic_lags
 from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.strategies.base import (
     Strategy,
-    collector_paused,
     each,
     hottest_first,
     subscribers_by_topic,

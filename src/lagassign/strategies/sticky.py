@@ -44,8 +44,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from lagassign.collector import collector_paused
 from lagassign.model import Assignment, Group, Member, TopicPartition
-from lagassign.strategies.base import RebalanceProtocol, Strategy, collector_paused
+from lagassign.strategies.base import RebalanceProtocol, Strategy
 from lagassign.strategies.registry import register
 from lagassign.strategies.sticky_builders.constrained import ConstrainedBuilder
 from lagassign.strategies.sticky_builders.general import GeneralBuilder

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from lagassign.collector import collector_paused
 from lagassign.formats.consumer_offsets import DecodeCounts, Decoded, UnknownVersion, decode
 from lagassign.kafka.offsets import LiveMember, OffsetsReader
 from lagassign.model import Offsets, TopicPartition
@@ -61,7 +62,6 @@ from lagassign.spark.monitor.options import DEFAULT_PLAN_EVERY_MIN, DEFAULT_RECO
 from lagassign.spark.monitor.plans import MonitorPlans
 from lagassign.spark.monitor.samples import EndSamples
 from lagassign.spark.monitor.windows import CommitWindows
-from lagassign.strategies.base import collector_paused
 
 log = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from lagassign.collector import collector_paused
 from lagassign.formats.consumer_offsets import CONSUMER_OFFSETS_TOPIC
 from lagassign.kafka.groups import GroupMembers
 from lagassign.kafka.offsets import OffsetsReader
@@ -37,7 +38,6 @@ from lagassign.spark.monitor.batch import (
     progress_line,
 )
 from lagassign.spark.monitor.options import MonitorOptions
-from lagassign.strategies.base import collector_paused
 
 _POLL_S = 0.2
 #: ``spark.sql.shuffle.partitions`` unless ``--conf`` says otherwise: the tasks that reduce a
