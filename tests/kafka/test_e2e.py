@@ -247,9 +247,30 @@ def test_lag_assignment_is_the_cores(
         assert "Traceback" not in p.stderr(), p.stderr()
 
 
+@pytest.fixture(scope="module")
+def wide(admin: AdminClient, kafka_bootstrap: str) -> Iterator[Counts]:
+    """20 topics of 500 partitions with a backlog on a few, made once for both clients' tests.
+
+    The broker holds a file open per partition, a deleted topic's too until its files go, and
+    this container allows a process 20,000 open files: two such backlogs one after the other
+    (one per client) ran the broker out of them ("Too many open files"), and every test after
+    failed. CPU-cheap: records on 40 partitions of the first 4 topics only."""
+    topics = [unique(f"wide{i:02d}") for i in range(20)]
+    counts = {t: [0] * 500 for t in topics}
+    for i, t in enumerate(topics[:4]):
+        for p in range(0, 500, 50):
+            counts[t][p] = 20 + 37 * ((p // 50 + 3 * i) % 7)
+    try:
+        backlog(admin, kafka_bootstrap, counts)
+        yield counts
+    finally:
+        for future in admin.delete_topics(topics, request_timeout=60).values():
+            future.result(timeout=60)
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_group_of_10000_partitions_assigns_by_real_lag(
-    client: str, procs: Procs, admin: AdminClient, kafka_bootstrap: str
+    client: str, procs: Procs, kafka_bootstrap: str, wide: Counts
 ) -> None:
     """Issue 15: a group reading 20 topics of 500 partitions gets the lag strategy's
     assignment of the real lags (read by the leader's OffsetsReader), not the lag-0 fallback.
@@ -257,38 +278,28 @@ def test_group_of_10000_partitions_assigns_by_real_lag(
     (every member prefetches as it joins; this group's first leader did not lead before).
     The leader's deadline is the e2e tests' generous one, so the test checks what is read, not
     how fast (bench/offsets.py and bench/rebalance.py measure that against aiokafka's 1 s
-    default). CPU-cheap: a backlog on a few partitions only, committed at 0, and members that
-    start at the log end elsewhere, so they fetch almost nothing."""
+    default). Each client's group commits 0 where there are records and its members start at
+    the log end elsewhere, so they fetch almost nothing; the groups differ, the topics are
+    shared (``wide``)."""
     group = unique("group")
-    topics = [unique(f"wide{i:02d}") for i in range(20)]
-    counts = {t: [0] * 500 for t in topics}
-    for i, t in enumerate(topics[:4]):
-        for p in range(0, 500, 50):
-            counts[t][p] = 20 + 37 * ((p // 50 + 3 * i) % 7)
+    counts = wide
+    topics = list(counts)
     committed = {
         TopicPartition(t, p): 0 for t, ns in counts.items() for p, n in enumerate(ns) if n
     }
-    try:
-        backlog(admin, kafka_bootstrap, counts)
-        commit(kafka_bootstrap, group, {(tp.topic, tp.partition): o for tp, o in committed.items()})
-        settings = ["--lag-timeout", f"{LAG_TIMEOUT_S}", "--auto-offset-reset", "latest"]
-        members = [
-            procs.member(client, f"{client}-{i}", group, topics, *settings) for i in range(2)
-        ]
-        generation, assigned = wait_settled(members, all_partitions(counts), procs)
+    commit(kafka_bootstrap, group, {(tp.topic, tp.partition): o for tp, o in committed.items()})
+    settings = ["--lag-timeout", f"{LAG_TIMEOUT_S}", "--auto-offset-reset", "latest"]
+    members = [procs.member(client, f"{client}-{i}", group, topics, *settings) for i in range(2)]
+    generation, assigned = wait_settled(members, all_partitions(counts), procs)
 
-        leader = leader_event(members, generation)
-        assert (leader["lag"], leader["error"]) == ("offsets", None), leader["error"]
-        by_lag = core_lag_assignment(counts, committed, sorted(assigned))
-        assert assigned == by_lag
-        assert by_lag != core_lag_assignment(counts, None, sorted(assigned))  # not the fallback
-        for p in members:
-            assert "Traceback" not in p.stderr(), p.stderr()
-        assert leader["prefetched"] == (client == "kafka-python"), leader
-    finally:
-        procs.close()
-        for future in admin.delete_topics(topics, request_timeout=60).values():
-            future.result(timeout=60)
+    leader = leader_event(members, generation)
+    assert (leader["lag"], leader["error"]) == ("offsets", None), leader["error"]
+    by_lag = core_lag_assignment(counts, committed, sorted(assigned))
+    assert assigned == by_lag
+    assert by_lag != core_lag_assignment(counts, None, sorted(assigned))  # not the fallback
+    for p in members:
+        assert "Traceback" not in p.stderr(), p.stderr()
+    assert leader["prefetched"] == (client == "kafka-python"), leader
 
 
 @pytest.mark.parametrize("client", CLIENTS)
