@@ -54,9 +54,13 @@ def commit_classic(
     bootstrap: str, group: str, topic: str, commits: Commits = CLASSIC_COMMITS
 ) -> None:
     """kafka-python joins ``group`` (classic protocol), then commits ``commits`` (partition,
-    offset, metadata) one at a time, and leaves."""
+    offset, metadata) one at a time, and leaves.
+
+    It subscribes only once its metadata has the topic: subscribed at once, it could join
+    before its first metadata answer, lead with no partitions of the topic ("No partition
+    metadata for topic"), assign nothing and wait for a metadata refresh minutes away (seen
+    once in a fresh-clone CI run)."""
     consumer = KafkaConsumer(
-        topic,
         bootstrap_servers=bootstrap,
         group_id=group,
         enable_auto_commit=False,
@@ -65,6 +69,10 @@ def commit_classic(
     )
     try:
         deadline = time.monotonic() + SETTLE_S
+        while not consumer.partitions_for_topic(topic):
+            assert time.monotonic() < deadline, f"kafka-python never saw topic {topic}"
+            time.sleep(0.1)
+        consumer.subscribe([topic])
         while not consumer.assignment():
             assert time.monotonic() < deadline, "the kafka-python group did not settle"
             consumer.poll(timeout_ms=100)
