@@ -8,6 +8,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
+# Re-exported for bench/quality.py's and bench/cost.py's `--before REV`, which run `balanced`
+# as it was at REV against today's modules: revisions before lagassign/collector.py import it
+# from here.
+from lagassign.collector import collector_paused as collector_paused
 from lagassign.model import Assignment, Group, Member
 
 
