@@ -1,5 +1,6 @@
 """Metrics: member load, lower bound, imbalance, count spread, moves."""
 
+import dataclasses
 import random
 
 import pytest
@@ -107,3 +108,40 @@ def test_pigeonhole_bound_sorts_long_lags_with_numpy_to_the_same_bound(seed: int
         bounds.append([pigeonhole_bound(w, members, floor) for w in (lags, mixed)])
     assert bounds[0] == bounds[1]
     assert bounds[0][0] >= max(lags)
+
+
+def test_a_groups_facts_found_once_evaluate_every_plan_alike():
+    """plan_group finds what every plan's metrics read of the group once (group_facts): each
+    plan's metrics equal those evaluated on their own, rates and current owners included, and
+    each settled plan equals settle run from scratch."""
+    from lagassign.metrics import group_facts
+    from lagassign.plan import plan_group, settle
+    from lagassign.samples import FAMILIES, generate
+
+    checked = rated = settled = 0
+    for i in range(12):
+        g = generate(FAMILIES[i % len(FAMILIES)], i, 24)
+        owners = create("range").assign(g).partitions
+        members = tuple(
+            dataclasses.replace(m, owned=owners[m.id][: 3 + i % 4]) for m in g.members
+        )
+        g = dataclasses.replace(g, members=members)
+        if i % 2:
+            g = dataclasses.replace(g, topics={
+                name: dataclasses.replace(t, partitions=tuple(
+                    dataclasses.replace(p, rate_in=float(p.partition % 5), rate_out=7.0)
+                    for p in t.partitions
+                ))
+                for name, t in g.topics.items()
+            })
+        gp = plan_group(g)
+        facts = group_facts(g, gp.lags)
+        for plan in gp.plans:
+            alone = evaluate(g, plan.assignment, gp.lags)
+            assert plan.metrics == alone == evaluate(g, plan.assignment, gp.lags, facts)
+            checked += 1
+            rated += alone.member_catch_up is not None
+        for name, plan in gp.settled.items():
+            assert plan.assignment == settle(create(name), g)
+            settled += 1
+    assert checked == 84 and rated and settled

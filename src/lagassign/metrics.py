@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.rates import capacities, member_catch_up
+from lagassign.rates import Capacities, capacities, member_catch_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,29 +166,67 @@ def _sorted_sums(
 
 
 def moves(group: Group, assignment: Assignment) -> int:
-    new_owner = assignment.owners()
-    return sum(1 for tp, owner in group.current_owners().items() if new_owner.get(tp) != owner)
+    return _moves(group.current_owners(), assignment.owners())
 
 
-def evaluate(
-    group: Group, assignment: Assignment, lags: Mapping[TopicPartition, int]
-) -> AssignmentMetrics:
-    """Metrics of ``assignment`` for ``group``; ``lags`` from
-    :func:`lagassign.lag_rules.group_lags`."""
+def _moves(owners: Mapping[TopicPartition, str], new_owner: Mapping[TopicPartition, str]) -> int:
+    return sum(1 for tp, owner in owners.items() if new_owner.get(tp) != owner)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupFacts:
+    """What :func:`evaluate` reads of a group and its lags, whatever the assignment: found
+    once per group (:func:`group_facts`) when several plans of it are evaluated."""
+
+    #: :func:`lagassign.rates.capacities`
+    capacity: Capacities | None
+    #: the lags of the partitions of topics some member subscribes
+    in_scope: dict[TopicPartition, int]
+    lower_bound: float
+    #: who owns each partition now (:meth:`Group.current_owners`)
+    owners: dict[TopicPartition, str]
+    #: each partition's produce rate (0 where none is known), when a capacity is known
+    rate_in: dict[TopicPartition, float] | None
+
+
+def group_facts(group: Group, lags: Mapping[TopicPartition, int]) -> GroupFacts:
     capacity = capacities(group, lags)
     readers: dict[str, list[str]] = {}
     for m in group.members:
         for t in m.topics:
             readers.setdefault(t, []).append(m.id)
     in_scope = {tp: lag for tp, lag in lags.items() if tp.topic in readers}
+    return GroupFacts(
+        capacity,
+        in_scope,
+        lower_bound(in_scope, len(group.members), readers),
+        group.current_owners(),
+        {p.tp: p.rate_in or 0.0 for p in group.partitions()} if capacity is not None else None,
+    )
+
+
+def evaluate(
+    group: Group,
+    assignment: Assignment,
+    lags: Mapping[TopicPartition, int],
+    facts: GroupFacts | None = None,
+) -> AssignmentMetrics:
+    """Metrics of ``assignment`` for ``group``; ``lags`` from
+    :func:`lagassign.lag_rules.group_lags`; ``facts``: :func:`group_facts` of them, when the
+    caller has them already."""
+    if facts is None:
+        facts = group_facts(group, lags)
     assigned = assignment.owners()
+    capacity = facts.capacity
     return AssignmentMetrics(
         members=member_loads(assignment, lags),
-        total_lag=sum(in_scope.values()),
-        lower_bound=lower_bound(in_scope, len(group.members), readers),
-        moves=moves(group, assignment),
-        unassigned=sum(1 for tp in in_scope if tp not in assigned),
+        total_lag=sum(facts.in_scope.values()),
+        lower_bound=facts.lower_bound,
+        moves=_moves(facts.owners, assigned),
+        unassigned=sum(1 for tp in facts.in_scope if tp not in assigned),
         member_catch_up=(
-            member_catch_up(group, assignment, lags, capacity) if capacity is not None else None
+            member_catch_up(group, assignment, lags, capacity, rate_in=facts.rate_in)
+            if capacity is not None
+            else None
         ),
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from lagassign.lag_rules import group_lags
-from lagassign.metrics import AssignmentMetrics, evaluate
+from lagassign.metrics import AssignmentMetrics, GroupFacts, evaluate, group_facts
 from lagassign.model import Assignment, Group, Member, Topic, TopicPartition
 from lagassign.rates import Capacities, planning_capacities
 from lagassign.strategies import RebalanceProtocol, Strategy, create, names
@@ -111,28 +111,42 @@ def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None
     return assignment
 
 
-def plan_with(group: Group, strategy: Strategy, lags: dict[TopicPartition, int]) -> Plan:
-    """One round of ``strategy`` on ``group`` under its own protocol, with its metrics."""
+def plan_with(
+    group: Group,
+    strategy: Strategy,
+    lags: dict[TopicPartition, int],
+    facts: GroupFacts | None = None,
+) -> Plan:
+    """One round of ``strategy`` on ``group`` under its own protocol, with its metrics
+    (``facts``: :func:`lagassign.metrics.group_facts`, when the caller has them)."""
     assignment = rebalance_round(strategy, group).assignment
-    return Plan(strategy.name, assignment, evaluate(group, assignment, lags))
+    return Plan(strategy.name, assignment, evaluate(group, assignment, lags, facts))
 
 
 def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPlans:
     """Every named strategy (default: all registered) applied to ``group``, side by side."""
     lags = group_lags(group)
+    # what every plan's metrics read of the group, found once
+    facts = group_facts(group, lags)
     chosen = list(strategies) if strategies is not None else names()
-    plans = tuple(plan_with(group, create(n), lags) for n in chosen)
+    # each strategy's first round, kept for settle: it starts from there
+    made = [create(n) for n in chosen]
+    rounds = [rebalance_round(strategy, group) for strategy in made]
+    plans = tuple(
+        Plan(strategy.name, r.assignment, evaluate(group, r.assignment, lags, facts))
+        for strategy, r in zip(made, rounds, strict=True)
+    )
     settled = {
-        plan.strategy: Plan(plan.strategy, assignment, evaluate(group, assignment, lags))
-        for plan in plans
+        plan.strategy: Plan(plan.strategy, assignment, evaluate(group, assignment, lags, facts))
+        for plan, first in zip(plans, rounds, strict=True)
         if plan.metrics.unassigned
-        for assignment in [settle(create(plan.strategy), group)]
+        for assignment in [settle(create(plan.strategy), group, first)]
     }
     return GroupPlans(
         group,
         lags,
         plans,
-        current_plan(group, lags),
+        current_plan(group, lags, facts),
         planning_capacities(group, lags),
         settled,
     )
@@ -165,12 +179,14 @@ def shown_plans(gp: GroupPlans) -> list[Plan]:
     return current + [gp.settled.get(plan.strategy, plan) for plan in gp.plans]
 
 
-def current_plan(group: Group, lags: dict[TopicPartition, int]) -> Plan | None:
-    owners = group.current_owners()
+def current_plan(
+    group: Group, lags: dict[TopicPartition, int], facts: GroupFacts | None = None
+) -> Plan | None:
+    owners = facts.owners if facts is not None else group.current_owners()
     if not owners:
         return None
     held: dict[str, list[TopicPartition]] = {}
     for tp, member_id in owners.items():
         held.setdefault(member_id, []).append(tp)
     owned = Assignment.build(group.members, held)
-    return Plan(CURRENT, owned, evaluate(group, owned, lags))
+    return Plan(CURRENT, owned, evaluate(group, owned, lags, facts))
