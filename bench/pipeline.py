@@ -9,8 +9,9 @@ one run:
   ``--before REV`` runs git revision REV's pipeline the same way beside it (checked out into a
   temporary worktree), for side-by-side ratios on a loaded machine;
 * **loop**: the same work in one Python process, no Spark: read and check every file
-  (lagassign.formats.snapshot), build each group and plan it with every strategy
-  (lagassign.spark.groups, i.e. the core's plan_group), write the same four Parquet tables.
+  (lagassign.formats.snapshot) and pack its rows by group (lagassign.spark.packing), build each
+  group and plan it with every strategy (lagassign.spark.groups, i.e. the core's plan_group),
+  write the same Parquet tables (one file each): the planning tasks' function, called once.
 
 Neither writes the HTML report. For each Spark run: its steps' seconds (summary.json: start,
 read, plan, write), the CPU seconds of its processes (the JVM; the Python driver and workers),
@@ -49,8 +50,9 @@ from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
-from lagassign.spark.groups import plan_batches
-from lagassign.spark.schema import RESULT_SCHEMA, TABLES
+from lagassign.spark.groups import PLANNED_SCHEMA, TableFiles, plan_batches, write_empty_tables
+from lagassign.spark.packing import pack
+from lagassign.spark.schema import TABLES
 from lagassign.strategies import create, names
 
 RESULTS = Path(__file__).parent / "results"
@@ -128,19 +130,34 @@ def make_fleet(folder: Path, groups: int, rows: int, files: int) -> tuple[int, i
 
 
 def plain_loop(folder: Path, out: Path, strategies: list[str]) -> dict[str, int]:
-    """The pipeline's work in this process: read, check, plan every group, write the tables."""
-    batches = [b for path in sorted(folder.glob("*.parquet")) for b in read_snapshot(str(path))]
-    table = pa.Table.from_batches(plan_batches(batches, strategies), schema=RESULT_SCHEMA)
-    failed = pa.compute.is_valid(table.column("error"))
-    if pa.compute.any(failed).as_py():
-        raise RuntimeError(f"planning failed: {table.filter(failed).to_pylist()[0]}")
+    """The pipeline's work in this process: read, check and pack every file, plan every group,
+    write the tables (as a planning task does, lagassign.spark.groups.TableFiles)."""
+    batches = [
+        pack(b) for path in sorted(folder.glob("*.parquet")) for b in read_snapshot(str(path))
+    ]
     out.mkdir(parents=True)
-    counts = {}
-    for name, (kind, columns) in TABLES.items():
-        rows_of = table.filter(pa.compute.equal(table.column("kind"), kind)).select(list(columns))
-        pq.write_table(rows_of, out / f"{name}.parquet")
-        counts[name] = rows_of.num_rows
+    planned = pa.Table.from_batches(
+        plan_batches(batches, strategies, TableFiles(str(out), 0)), schema=PLANNED_SCHEMA
+    )
+    write_empty_tables(str(out))
+    failed = pa.compute.is_valid(planned.column("error"))
+    if pa.compute.any(failed).as_py():
+        raise RuntimeError(f"planning failed: {planned.filter(failed).to_pylist()[0]}")
+    counts = dict.fromkeys(TABLES, 0)
+    for name, (kind, _) in TABLES.items():
+        mine = planned.filter(pa.compute.equal(planned.column("kind"), kind)).column("rows")
+        counts[name] = pa.compute.sum(mine).as_py() or 0
     return counts
+
+
+def differing_tables(folder: Path, other: Path) -> list[str]:
+    """The tables whose rows (in any order) differ between two outputs."""
+
+    def rows(path: Path) -> pa.Table:
+        found = pq.read_table(path)
+        return found.sort_by([(c, "ascending") for c in found.column_names])
+
+    return [name for name in TABLES if not rows(folder / name).equals(rows(other / name))]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -341,9 +358,13 @@ def bench(
                 "cpu": {"python": round(time.process_time() - cpu, 2)},
             }
         )
-        for label, result in results.items():
+        for i, (label, result) in enumerate(results.items()):
             if counts != result["tables"]:
                 raise RuntimeError(f"the loop and Spark ({label}) disagree: {counts}")
+            differ = differing_tables(work / "loop-out", work / f"spark-out-{i}")
+            if differ:
+                raise RuntimeError(f"the loop and Spark ({label}) write other rows: {differ}")
+        print("the tables of every run are equal, row for row", file=sys.stderr)
     finally:
         if before:
             subprocess.run(

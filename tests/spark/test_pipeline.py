@@ -25,14 +25,16 @@ from lagassign import cli
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.snapshot import read_snapshot
-from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA, build_group, group_rows
+from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA, build_group, group_rows, rows_batch
 from lagassign.lag_rules import lag_from_offsets
 from lagassign.model import Group, Member, Offsets, Partition, Topic
 from lagassign.plan import plan_group
-from lagassign.spark.groups import plan_batches
+from lagassign.spark.groups import Results, plan_batches, plan_rows, table_rows
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
+from lagassign.spark.packing import pack
 from lagassign.spark.pipeline import run
+from lagassign.spark.schema import TABLES
 from lagassign.spark.sources.sample import sample_fleet
 from lagassign.strategies import names
 from tests.spark.cli import error_lines, run_pipeline
@@ -413,27 +415,50 @@ def test_group_rows_round_trip() -> None:
         assert plan_group(rebuilt).lags == plan_group(group).lags
 
 
-def test_list_columns_plan_alike_as_lists_and_as_json_text() -> None:
-    """The pipeline hands ``subscribed`` to the planning tasks as JSON text (Spark's Arrow
-    writer is quadratic in list columns): read back, every result is as from the lists."""
-    odd = 't,"0\\'  # a name JSON has to escape
+def _planned_tables(planned: list[pa.RecordBatch]) -> dict[str, list[dict[str, Any]]]:
+    """Every table's rows that planned batches carry, sorted."""
+    return {
+        name: sorted(
+            (r for b in table_rows(planned, kind) for r in b.to_pylist()),
+            key=lambda r: json.dumps(r, sort_keys=True),
+        )
+        for name, (kind, _) in TABLES.items()
+    }
+
+
+def test_packed_groups_plan_alike_however_their_rows_come() -> None:
+    """The sources pack each batch they read by group (spark.packing): a group's rows split
+    over batches (files), groups interleaved in one batch, list columns and a member owning
+    nothing plan exactly as each group's rows planned by the core's glue at once."""
+    odd = 't,"0\\'
     t0 = Topic(odd, tuple(Partition(odd, p, lag=lag) for p, lag in enumerate([50, 7, 300])))
     t1 = Topic("t1", tuple(Partition("t1", p, lag=lag) for p, lag in enumerate([9, 80])))
-    group = Group.of(
+    g = Group.of(
         [t0, t1],
         [Member("A", frozenset({odd}), owned=(t0.partitions[0].tp,)), Member("B", frozenset())],
         id="g",
     )
-    lists = pa.RecordBatch.from_pydict(group_rows(group, "x"))
-    assert any(v for v in lists.column("subscribed").to_pylist())
-    i = lists.schema.get_field_index("subscribed")
-    text = pa.array(
-        [None if v is None else json.dumps(v) for v in lists.column(i).to_pylist()], pa.string()
-    )
-    as_text = lists.set_column(i, pa.field("subscribed", pa.string()), text)
-    expected = pa.Table.from_batches(list(plan_batches([lists], names())))
-    assert pa.Table.from_batches(list(plan_batches([as_text], names()))).equals(expected)
-    assert {r["member_id"] for r in expected.to_pylist() if r["kind"] == "plan"} == {"A"}
+    h = Group.of([t1], [Member("C", frozenset({"t1"}), owned=(t1.partitions[1].tp,))], id="h")
+    rows_g = rows_batch(group_rows(g, "x"))
+    rows_h = rows_batch(group_rows(h, "y"))
+    assert any(v for v in rows_g.column("subscribed").to_pylist())
+    both = pa.Table.from_batches([rows_g, rows_h]).combine_chunks()
+    interleaved = both.take([0, 6, 1, 2, 7, 3, 4, 5]).to_batches()[0]
+    expected = Results()
+    for batch in (rows_g, rows_h):
+        plan_rows(batch.to_pylist(), names(), expected)
+    as_read = list(plan_batches([pack(rows_g), pack(rows_h)], names()))
+    split = list(plan_batches([pack(interleaved.slice(0, 3)), pack(interleaved.slice(3))], names()))
+    want = {
+        name: sorted(
+            (r for kind_, b in expected.chunks() if kind_ == kind for r in b.to_pylist()),
+            key=lambda r: json.dumps(r, sort_keys=True),
+        )
+        for name, (kind, _) in TABLES.items()
+    }
+    assert _planned_tables(as_read) == want
+    assert _planned_tables(split) == want
+    assert {r["member_id"] for r in want["plans"]} == {"A", "C"}
 
 
 def static_group(gid: str = "static") -> Group:

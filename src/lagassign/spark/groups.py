@@ -1,8 +1,9 @@
 """One group's snapshot rows -> the model group -> the core's plans -> result rows.
 
 Pure Python and pyarrow: the pipeline calls :func:`plan_batches` on its executors once per task
-(``mapInArrow`` over rows shuffled by group), and :func:`plan_rows` for each group; the
-benchmark's plain loop calls them directly. Lag comes
+(``mapInArrow`` over rows packed and shuffled by group, :mod:`lagassign.spark.packing`), and
+:func:`plan_rows` for each group; the task writes its share of the tables (:class:`TableFiles`)
+or hands the rows back to Spark. The benchmark's plain loop calls them directly. Lag comes
 from :func:`lagassign.lag_rules.group_lags`, the plans and their metrics from
 :func:`lagassign.plan.plan_group` (each plan's predicted catch-up time among them): nothing
 here assigns a partition or computes a lag.
@@ -13,19 +14,23 @@ how rows make a group.
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
 from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from lagassign.formats.errors import InputError
 from lagassign.formats.limits import MAX_OFFSET
-from lagassign.formats.snapshot_rows import ROW_SCHEMA, Row, build_group, in_file_order, place
+from lagassign.formats.snapshot_rows import Row, build_group, in_file_order, place
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
+from lagassign.spark.packing import unpacked
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES
 
 #: the columns each kind of result fills (the others are null): a table's columns, or an error's
@@ -35,6 +40,9 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
     "error": ("group", "source", "error"),
     "failure": ("group", "source", "error"),
 }
+
+#: the table each kind of result makes
+TABLE_OF = {kind: name for name, (kind, _) in TABLES.items()}
 
 
 class Results:
@@ -75,6 +83,12 @@ class Results:
                 for f in RESULT_SCHEMA
             ]
             yield pa.RecordBatch.from_arrays(arrays, schema=RESULT_SCHEMA)
+
+    def chunks(self) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """The rows collected, a batch per kind of that kind's columns (:func:`kind_schema`)."""
+        for kind, cols in self.kinds.items():
+            if cols and len(next(iter(cols.values()))):
+                yield kind, pa.RecordBatch.from_pydict(cols, schema=kind_schema(kind))
 
     def table(self) -> pa.Table:
         return pa.Table.from_batches(list(self.batches()), schema=RESULT_SCHEMA)
@@ -192,54 +206,157 @@ def plan_rows(
     return results
 
 
-#: the snapshot rows' list columns (``subscribed``): the pipeline hands them to the planning
-#: tasks as JSON text (:func:`as_json_lists`), since Spark's Arrow writer counts a batch's list
-#: vectors over again after every row it adds (each batch's cost grew with its square)
-LIST_COLUMNS = tuple(f.name for f in ROW_SCHEMA if pa.types.is_list(f.type))
-
-
-def _values(name: str, column: pa.Array) -> list[Any]:
-    values: list[Any] = column.to_pylist()
-    if name in LIST_COLUMNS and pa.types.is_string(column.type):
-        return [None if v is None else json.loads(v) for v in values]
-    return values
-
-
 def _rows(batch: pa.RecordBatch) -> Iterator[Row]:
     """The rows of ``batch`` as dictionaries of their non-null columns (a row's missing key
-    reads as null); list columns given as JSON text are read back as lists."""
+    reads as null)."""
     kept = [i for i, column in enumerate(batch.columns) if column.null_count < len(column)]
     names = [batch.schema.names[i] for i in kept]
-    values = [_values(name, batch.column(i)) for name, i in zip(names, kept, strict=True)]
+    values = [batch.column(i).to_pylist() for i in kept]
     return (dict(zip(names, row, strict=True)) for row in zip(*values, strict=True))
 
 
-#: results held before a batch of them goes out (plan_batches)
+#: what a planning task gives back: for each kind of result and chunk of a task's results, its
+#: count of rows, and for the ``groups`` table the groups and their lag as the first strategy's
+#: rows count them; ``arrow``, the chunk's rows (an Arrow record batch of the kind's columns,
+#: :func:`kind_schema`) unless the task wrote them itself (:class:`TableFiles`); an error
+#: (``input``, ``error``, ``failure``) is a row of its own, with ``group``, ``source``,
+#: ``row`` and ``error``
+PLANNED_SCHEMA = pa.schema(
+    [
+        pa.field("kind", pa.string()),
+        pa.field("group", pa.string()),
+        pa.field("source", pa.string()),
+        pa.field("row", pa.int64()),
+        pa.field("error", pa.string()),
+        pa.field("rows", pa.int64()),
+        pa.field("groups", pa.int64()),
+        # a group's lag fits 64 bits (check_total_lag), a chunk's may not
+        pa.field("lag", pa.decimal128(38, 0)),
+        pa.field("arrow", pa.binary()),
+    ]
+)
+
+#: the kinds of results that stop the run, first reported first: a source's error (bad input
+#: as read, or a cluster that cannot be read), a group's bad input, a strategy that failed
+ERROR_KINDS = ("input", "error", "failure")
+
+
+def kind_schema(kind: str) -> pa.Schema:
+    """The columns of ``kind``'s results (a table's, in its order), typed as in
+    :data:`~lagassign.spark.schema.RESULT_SCHEMA`."""
+    return pa.schema([RESULT_SCHEMA.field(name) for name in KIND_COLUMNS[kind]])
+
+
+class TableFiles:
+    """The output tables' Parquet files one planning task writes:
+    ``<folder>/<table>/part-<task>.parquet``, written under a hidden name and renamed when
+    whole, so a retried task replaces its own files and readers never see half of one."""
+
+    def __init__(self, folder: str, task: int) -> None:
+        self.folder, self.task = folder, task
+        self.writers: dict[str, tuple[pq.ParquetWriter, str, str]] = {}
+
+    def write(self, kind: str, batch: pa.RecordBatch) -> None:
+        found = self.writers.get(kind)
+        if found is None:
+            name = TABLE_OF[kind]
+            os.makedirs(os.path.join(self.folder, name), exist_ok=True)
+            final = os.path.join(self.folder, name, f"part-{self.task:05d}.parquet")
+            hidden = os.path.join(self.folder, name, f".part-{self.task:05d}.parquet.tmp")
+            found = self.writers[kind] = (pq.ParquetWriter(hidden, batch.schema), hidden, final)
+        found[0].write_batch(batch)
+
+    def close(self) -> None:
+        for writer, hidden, final in self.writers.values():
+            writer.close()
+            os.replace(hidden, final)
+        self.writers.clear()
+
+
+def write_empty_tables(folder: str) -> None:
+    """A Parquet file of no rows, with the table's columns, for every table no task wrote."""
+    for name, (kind, _) in TABLES.items():
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and any(f.endswith(".parquet") for f in os.listdir(path)):
+            continue
+        os.makedirs(path, exist_ok=True)
+        pq.write_table(kind_schema(kind).empty_table(), os.path.join(path, "part-00000.parquet"))
+
+
+def _planned(
+    results: Results, first: str | None, files: TableFiles | None
+) -> Iterator[pa.RecordBatch]:
+    """``results`` as :data:`PLANNED_SCHEMA` rows, their tables' rows written to ``files``
+    when given."""
+    cols: dict[str, list[Any]] = {name: [] for name in PLANNED_SCHEMA.names}
+
+    def add(**values: Any) -> None:
+        for name, column in cols.items():
+            column.append(values.get(name))
+
+    for kind, chunk in results.chunks():
+        if kind in ERROR_KINDS:
+            for row in chunk.to_pylist():
+                add(kind=kind, rows=1, **row)
+            continue
+        groups = lag = None
+        if kind == TABLES["groups"][0]:
+            mine = chunk.filter(pc.equal(chunk.column("strategy"), first))
+            groups = mine.num_rows
+            lag = Decimal(pc.sum(mine.column("total_lag").cast(pa.decimal128(38, 0))).as_py() or 0)
+        if files is not None:
+            files.write(kind, chunk)
+        data = None if files is not None else chunk.serialize().to_pybytes()
+        add(kind=kind, rows=chunk.num_rows, groups=groups, lag=lag, arrow=data)
+    if cols["kind"]:
+        yield pa.RecordBatch.from_pydict(cols, schema=PLANNED_SCHEMA)
+
+
+#: results held before a chunk of them goes out (plan_batches)
 FLUSH_ROWS = 100_000
 
 
 def plan_batches(
-    batches: Iterable[pa.RecordBatch], strategies: Sequence[str]
+    batches: Iterable[pa.RecordBatch],
+    strategies: Sequence[str],
+    tables: TableFiles | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The results of every group whose rows are in ``batches`` (whole groups, in any order):
-    what a planning task of the pipeline does with its share of the groups. A source's error
-    row (``error`` set) becomes an ``input`` result, naming its file and row."""
-    by_group: dict[str, list[Row]] = {}
+    """The results (:data:`PLANNED_SCHEMA`) of every group whose rows are in ``batches``
+    (packed by group, :mod:`lagassign.spark.packing`; whole groups, in any order): what a
+    planning task of the pipeline does with its share of the groups. A source's error row
+    becomes an ``input`` result, naming its file and row. With ``tables``, the tables' rows
+    are written there (and closed at the end) instead of carried in ``arrow``."""
+    first = strategies[0] if strategies else None
     results = Results()
-    for batch in batches:
-        for row in _rows(batch):
-            if row.get("error") is not None:
-                results.add(
-                    "input", source=row.get("source"), row=row.get("row"), error=row["error"]
-                )
-            else:
-                by_group.setdefault(row["group"], []).append(row)
-    for rows in by_group.values():
-        plan_rows(rows, strategies, results)
+    for group, parts in unpacked(batches).items():
+        rows: list[Row] = []
+        for part in parts:
+            for row in _rows(part):
+                if row.get("error") is not None:
+                    results.add(
+                        "input", source=row.get("source"), row=row.get("row"), error=row["error"]
+                    )
+                else:
+                    rows.append(row)
+        if group is not None and rows:
+            plan_rows(rows, strategies, results)
         if len(results) >= FLUSH_ROWS:
-            yield from results.batches()
+            yield from _planned(results, first, tables)
             results = Results()
-    yield from results.batches()
+    yield from _planned(results, first, tables)
+    if tables is not None:
+        tables.close()
 
 
-__all__ = ["CURRENT", "Results", "plan_batches", "plan_rows"]
+def table_rows(batches: Iterable[pa.RecordBatch], kind: str) -> Iterator[pa.RecordBatch]:
+    """The rows of ``kind`` that :data:`PLANNED_SCHEMA` batches carry in ``arrow``."""
+    schema = kind_schema(kind)
+    for batch in batches:
+        kinds = batch.column("kind").to_pylist()
+        data = batch.column("arrow")
+        for i, k in enumerate(kinds):
+            if k == kind and data[i].is_valid:
+                yield pa.ipc.read_record_batch(data[i].as_buffer(), schema)
+
+
+__all__ = ["CURRENT", "PLANNED_SCHEMA", "Results", "TableFiles", "plan_batches", "plan_rows"]

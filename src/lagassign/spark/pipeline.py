@@ -4,18 +4,22 @@
 
     sources ──> snapshot rows ──repartition(group).mapInArrow──> results ──> partitions, plans,
     (files, dumps,  (one per group      (per group: model group,           members, groups
-     live cluster)   × partition)        core lag, every strategy,          (Parquet), report.html
-                                         metrics; on the executors)
+     live cluster)   × partition,        core lag, every strategy,          (Parquet), report.html
+                     packed by group)    metrics; on the executors)
 
 1. **Read** (:mod:`lagassign.spark.sources`): the inputs become one DataFrame of snapshot rows,
-   read on the executors (a task per file, or per share of a live cluster's groups). Bad input
-   stops the run once read and planned, with one line naming the file, the row and the column.
-2. **Plan**: the rows are shuffled by group, and ``mapInArrow`` hands each task's groups to
-   :func:`lagassign.spark.groups.plan_batches` (one Python call per task), which builds each
+   read on the executors (a task per file, or per share of a live cluster's groups) and packed
+   by group (:mod:`lagassign.spark.packing`: a value per group and batch, not a row per
+   partition). Bad input stops the run once read and planned, with one line naming the file,
+   the row and the column.
+2. **Plan**: the packed rows are shuffled by group, and ``mapInArrow`` hands each task's groups
+   to :func:`lagassign.spark.groups.plan_batches` (one Python call per task), which builds each
    model group and calls the core's
    :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag_rules`, every strategy from the
    registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
-   core's.
+   core's. With a local ``--out`` the task writes the tables' files itself
+   (:class:`lagassign.spark.groups.TableFiles`) and gives back counts; at a URL it gives back
+   the tables' rows as Arrow record batches, for Spark's writers.
 3. **Write** (:mod:`lagassign.spark.outputs`): the Parquet tables, ``report.html`` with its
    PNGs (:mod:`lagassign.report.fleet`) and ``summary.json``, into a staging folder that takes
    ``--out``'s place only when everything is written.
@@ -42,8 +46,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
@@ -55,10 +62,18 @@ from lagassign.kafka.offsets import ClientConfigError, OffsetsError
 from lagassign.model import ModelError
 from lagassign.plan import CURRENT
 from lagassign.spark import sources
-from lagassign.spark.groups import LIST_COLUMNS, plan_batches
+from lagassign.spark.groups import (
+    ERROR_KINDS,
+    PLANNED_SCHEMA,
+    TableFiles,
+    kind_schema,
+    plan_batches,
+    table_rows,
+    write_empty_tables,
+)
 from lagassign.spark.options import PipelineOptions, add_arguments, from_args
 from lagassign.spark.outputs import Output, check_out, staging, write_summary
-from lagassign.spark.schema import RESULT_SCHEMA, TABLES, ddl
+from lagassign.spark.schema import TABLES, ddl
 from lagassign.spark.storage import StorageError, is_url
 
 log = logging.getLogger("lagassign.pipeline")
@@ -299,37 +314,40 @@ def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
     return sources.chosen(options).read(spark, options)
 
 
-def _planner(strategies: Sequence[str]) -> BatchFunction:
+def _planner(strategies: Sequence[str], tables: str | None) -> BatchFunction:
     chosen = list(strategies)
 
     def plan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return plan_batches(batches, chosen)
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        files = TableFiles(tables, context.partitionId() if context else 0) if tables else None
+        return plan_batches(batches, chosen, files)
 
     return plan
 
 
-def plan_groups(rows: DataFrame, strategies: Sequence[str], tasks: int) -> DataFrame:
-    """Results (:data:`RESULT_SCHEMA`) of every group of ``rows``: the rows shuffled by group
-    into ``tasks`` partitions, each planned by the core in one Python call (``mapInArrow``: a
-    task's groups in Arrow batches, no Spark overhead per group). A source's error rows become
-    ``input`` results. List columns travel as JSON text (:data:`groups.LIST_COLUMNS`)."""
-    shipped = rows.withColumns({name: F.to_json(name) for name in LIST_COLUMNS})
-    return shipped.repartition(tasks, "group").mapInArrow(_planner(strategies), ddl(RESULT_SCHEMA))
-
-
-#: the kinds of results that stop the run, first reported first: a source's error (bad input
-#: as read, or a cluster that cannot be read), a group's bad input, a strategy that failed
-ERRORS = ("input", "error", "failure")
+def plan_groups(
+    rows: DataFrame, strategies: Sequence[str], tasks: int, tables: str | None = None
+) -> DataFrame:
+    """Results (:data:`groups.PLANNED_SCHEMA`) of every group of ``rows`` (packed by group,
+    :mod:`lagassign.spark.packing`): the rows shuffled by group into ``tasks`` partitions,
+    each planned by the core in one Python call (``mapInArrow``: a task's groups in Arrow
+    batches, no Spark overhead per group). A source's error rows become ``input`` results.
+    ``tables``: a local folder where the planning tasks write the output tables themselves
+    (:class:`groups.TableFiles`), else the results carry the tables' rows."""
+    planner = _planner(strategies, tables)
+    return rows.repartition(tasks, "group").mapInArrow(planner, ddl(PLANNED_SCHEMA))
 
 
 def first_result_error(results: DataFrame, counts: dict[str, int]) -> None:
     """Raises the first error of ``results`` (whose count of rows per kind is ``counts``):
     sources' errors in file and row order, then groups' bad input, then failures."""
-    if not any(counts.get(kind) for kind in ERRORS):
+    if not any(counts.get(kind) for kind in ERROR_KINDS):
         return
     rank = F.when(F.col("kind") == "input", 0).when(F.col("kind") == "error", 1).otherwise(2)
     bad = (
-        results.filter(F.col("kind").isin(*ERRORS))
+        results.filter(F.col("kind").isin(*ERROR_KINDS))
         .select("kind", "source", "error")
         .orderBy(rank, "source", "row")
         .limit(1)
@@ -343,9 +361,18 @@ def first_result_error(results: DataFrame, counts: dict[str, int]) -> None:
     raise InputError(source, message)
 
 
+def _table_rows(kind: str) -> BatchFunction:
+    def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return table_rows(batches, kind)
+
+    return rows
+
+
 def table(results: DataFrame, name: str) -> DataFrame:
-    kind, columns = TABLES[name]
-    return results.filter(F.col("kind") == kind).select(*columns)
+    """The rows of table ``name`` that ``results`` carry."""
+    kind, _ = TABLES[name]
+    carried = results.filter((F.col("kind") == kind) & F.col("arrow").isNotNull())
+    return carried.select("kind", "arrow").mapInArrow(_table_rows(kind), ddl(kind_schema(kind)))
 
 
 #: rows of a table per Parquet file (and writing task) at most, about 10-20 MB
@@ -359,11 +386,11 @@ def _write_tables(
     rows: dict[str, int],
     tasks: int,
 ) -> None:
-    """Writes every table of ``results`` (of ``rows[name]`` rows) where ``folder`` keeps the
-    tables, the tables' Spark jobs side by side (each table is a scan of the persisted
-    results: together they keep the cores busy while the driver sets up and commits each
-    job). A table is written by as many tasks, of at most ``tasks``, as it has millions of
-    rows: small tables are one file, not one per planning task."""
+    """Writes every table that ``results`` carry (of ``rows[name]`` rows) where ``folder``
+    keeps the tables (at a URL: Spark's writers reach it, Python's do not), the tables' Spark
+    jobs side by side (each table is a scan of the persisted results: together they keep the
+    cores busy while the driver sets up and commits each job). A table is written by as many
+    tasks, of at most ``tasks``, as it has millions of rows."""
     sc = spark.sparkContext
 
     def write(name: str) -> None:
@@ -382,6 +409,14 @@ def _write_tables(
             with contextlib.suppress(Exception):
                 sc.cancelAllJobs()
             raise
+
+
+def _finish_local_tables(folder: str) -> None:
+    """The tables the planning tasks wrote into ``folder``: an empty file for a table no task
+    had rows of, and Spark's ``_SUCCESS`` mark in each (readers that look for it find it)."""
+    write_empty_tables(folder)
+    for name in TABLES:
+        Path(folder, name, "_SUCCESS").touch()
 
 
 #: seconds between progress lines of a long step, when Spark shows no progress bar
@@ -575,21 +610,22 @@ def _job(
         message = f"planning every group with {len(strategies)} strategies"
         with clock.step("plan", message):
             sc.setJobDescription(message)
-            results = plan_groups(rows, strategies, partitions)
+            # a local --out: the planning tasks write the tables themselves (pyarrow), and
+            # what comes back is a few rows per task; at a URL, Spark's writers write what
+            # the results carry
+            local_tables = None if is_url(folder.tables) else folder.tables
+            results = plan_groups(rows, strategies, partitions, local_tables)
             results = results.persist(StorageLevel.MEMORY_AND_DISK)
             cached.append(results)
             # one job: the rows of each kind, and (of the groups table) the groups and their lag
             # as the first strategy's rows count them
-            first = F.col("strategy") == strategies[0]
             tally = {
                 r["kind"]: r
                 for r in results.groupBy("kind")
                 .agg(
-                    F.count("*").alias("count"),
-                    F.count(F.when(first, 1)).alias("groups"),
-                    # each group's lag fits 64 bits (spark.groups.check_total_lag), the
-                    # fleet's may not
-                    F.sum(F.when(first, F.col("total_lag").cast("decimal(38,0)"))).alias("lag"),
+                    F.sum("rows").alias("count"),
+                    F.sum("groups").alias("groups"),
+                    F.sum("lag").alias("lag"),
                 )
                 .collect()
             }
@@ -602,7 +638,10 @@ def _job(
                 )
         written = {name: counts.get(kind, 0) for name, (kind, _) in TABLES.items()}
         with clock.step("write", "writing the tables"):
-            _write_tables(spark, results, folder, written, partitions)
+            if local_tables is not None:
+                _finish_local_tables(local_tables)
+            else:
+                _write_tables(spark, results, folder, written, partitions)
         metrics = tally.get(TABLES["groups"][0])
         groups = int(metrics["groups"]) if metrics else 0
         total_lag = int(metrics["lag"] or 0) if metrics else 0
@@ -610,7 +649,7 @@ def _job(
         report_path = None
         if options.report:
             with clock.step("report", "writing the report"):
-                report_path = _report(results, folder.local, options, strategies, spark, clock)
+                report_path = _report(folder, options, strategies, spark, clock)
         write_summary(
             folder.local,
             {
@@ -628,9 +667,39 @@ def _job(
     return _Done(groups, total_partitions, total_lag, written, report_path)
 
 
+def _read_back(
+    spark: SparkSession,
+    folder: Output,
+    name: str,
+    where: dict[str, list[str]] | None = None,
+) -> list[dict[str, Any]]:
+    """The rows of table ``name`` as written into ``folder`` (those whose columns hold one of
+    ``where``'s values): by pyarrow from a local folder, by Spark from a URL."""
+    if not is_url(folder.tables):
+        filters = [(column, "in", values) for column, values in (where or {}).items()]
+        rows: list[dict[str, Any]] = pq.read_table(
+            folder.table(name), filters=filters or None
+        ).to_pylist()
+        return rows
+    frame = spark.read.parquet(folder.table(name))
+    for column, values in (where or {}).items():
+        frame = frame.filter(F.col(column).isin(values))
+    return [row.asDict() for row in frame.collect()]
+
+
+def _partitions_per_group(spark: SparkSession, folder: Output) -> dict[str, int]:
+    """Rows of the ``partitions`` table per group, as written into ``folder``."""
+    if not is_url(folder.tables):
+        groups = pq.read_table(folder.table("partitions"), columns=["group"]).column("group")
+        return {
+            count["values"]: count["counts"] for count in pc.value_counts(groups).to_pylist()
+        }
+    frame = spark.read.parquet(folder.table("partitions")).groupBy("group").count()
+    return {row["group"]: int(row["count"]) for row in frame.collect()}
+
+
 def _report(
-    results: DataFrame,
-    folder: Path,
+    folder: Output,
     options: PipelineOptions,
     strategies: list[str],
     spark: SparkSession,
@@ -644,21 +713,18 @@ def _report(
         write_report,
     )
 
-    groups = [GroupResult(**row.asDict()) for row in table(results, "groups").collect()]
-    settled = [GroupResult(**row.asDict()) for row in table(results, "settled").collect()]
-    partitions = {
-        row["group"]: int(row["count"])
-        for row in table(results, "partitions").groupBy("group").count().collect()
-    }
+    groups = [GroupResult(**row) for row in _read_back(spark, folder, "groups")]
+    settled = [GroupResult(**row) for row in _read_back(spark, folder, "settled")]
+    partitions = _partitions_per_group(spark, folder)
     shown = charted_groups(groups, strategies, options.charts)
     member_rows = (
-        table(results, "members")
-        .filter(F.col("group").isin(shown) & F.col("strategy").isin([CURRENT, *strategies]))
-        .collect()
+        _read_back(
+            spark, folder, "members", {"group": shown, "strategy": [CURRENT, *strategies]}
+        )
         if shown
         else []
     )
-    members = [MemberResult(**row.asDict()) for row in member_rows]
+    members = [MemberResult(**row) for row in member_rows]
     facts: dict[str, Fact] = {
         "input": ", ".join(
             f"{k}: {v}" for k, v in sources.chosen(options).described(options).items() if v
@@ -668,7 +734,7 @@ def _report(
         "run time": lambda: _run_time(clock),
     }
     return write_report(
-        folder,
+        folder.local,
         groups,
         members,
         strategies=strategies,

@@ -75,6 +75,8 @@ _DDL_TYPES = {
     pa.float64(): "double",
     pa.bool_(): "boolean",
     pa.list_(pa.string()): "array<string>",
+    pa.binary(): "binary",
+    pa.decimal128(38, 0): "decimal(38,0)",
 }
 
 

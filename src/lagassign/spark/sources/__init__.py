@@ -2,9 +2,11 @@
 
 Each source is one module named in :data:`_MODULES` whose reading function (``(SparkSession,
 PipelineOptions) -> DataFrame`` of snapshot rows, :data:`~lagassign.formats.snapshot_rows.
-ROW_SCHEMA`) is registered with :func:`source`: its name, its flags (the first is its choice in
-the pipeline's mutually exclusive input flags; the others go only with it), its precedence,
-whether ``--auto-offset-reset`` applies to it, and how ``summary.json`` describes it.
+ROW_SCHEMA`, packed by group on the executors: :func:`lagassign.spark.packing.packed`,
+:data:`~lagassign.spark.packing.PACKED_SCHEMA`) is registered with :func:`source`: its name,
+its flags (the first is its choice in the pipeline's mutually exclusive input flags; the
+others go only with it), its precedence, whether ``--auto-offset-reset`` applies to it, and
+how ``summary.json`` describes it.
 :mod:`lagassign.spark.options` adds the flags from here and keeps their values as the
 options' source options (``options.bootstrap_server``); :mod:`lagassign.spark.pipeline` reads
 with the source the options choose (:func:`chosen`).

@@ -18,7 +18,8 @@ from lagassign.formats.errors import InputError
 from lagassign.formats.snapshot import read_describe
 from lagassign.formats.snapshot import read_snapshot as read_snapshot_file
 from lagassign.formats.snapshot_formats import Opener, format_of, open_local, shown_suffixes
-from lagassign.formats.snapshot_rows import ROW_SCHEMA, error_batch
+from lagassign.formats.snapshot_rows import error_batch
+from lagassign.spark.packing import PACKED_SCHEMA, packed
 from lagassign.spark.schema import ddl
 from lagassign.spark.storage import HadoopFiles, StorageError, hidden, is_url
 
@@ -157,7 +158,8 @@ def read_files(
     groups: str | None = None,
     auto_offset_reset: str | None = None,
 ) -> DataFrame:
-    """Snapshot files (or describe dumps), read on the executors."""
+    """Snapshot files (or describe dumps), read on the executors; their rows packed by group
+    (:mod:`lagassign.spark.packing`)."""
     hadoop = HadoopFiles(spark) if any(is_url(p) for p in paths) else None
     files = list_files(paths, snapshots=not describe, input_format=input_format, files=hadoop)
     log.info("reading %d %s file(s)", len(files), "describe" if describe else "snapshot")
@@ -167,5 +169,5 @@ def read_files(
     urls = [f for f in files if is_url(f)]
     frames = [_paths_frame(spark, local)] if local or not urls else []
     frames += [_url_frame(spark, urls)] if urls else []
-    read = [frame.mapInArrow(reader, ddl(ROW_SCHEMA)) for frame in frames]
+    read = [frame.mapInArrow(packed(reader), ddl(PACKED_SCHEMA)) for frame in frames]
     return read[0] if len(read) == 1 else read[0].unionByName(read[1])

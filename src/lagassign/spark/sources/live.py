@@ -125,9 +125,9 @@ def read_live(
     executors: membership, committed, earliest and latest offsets; with ``rate_window``, read
     twice that many seconds apart, and the produce and consume rates measured between
     (:func:`lagassign.rates.measure_rates`)."""
-    from lagassign.formats.snapshot_rows import ROW_SCHEMA
     from lagassign.kafka.config import client_config
     from lagassign.kafka.groups import list_groups
+    from lagassign.spark.packing import PACKED_SCHEMA, packed
     from lagassign.spark.schema import ddl
 
     config = client_config(bootstrap_server, command_config)
@@ -142,4 +142,4 @@ def read_live(
     tasks = max(1, min(len(ids), 2 * spark.sparkContext.defaultParallelism))
     frame = spark.createDataFrame([(g,) for g in ids], "group string").repartition(tasks)
     collector = _group_collector(config, timeout, auto_offset_reset or "latest", rate_window)
-    return frame.mapInArrow(collector, ddl(ROW_SCHEMA))
+    return frame.mapInArrow(packed(collector), ddl(PACKED_SCHEMA))
