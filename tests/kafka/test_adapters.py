@@ -791,6 +791,63 @@ def test_kafka_python_leader_reads_off_the_event_loop() -> None:
     assert result.assignment == inline.assign(subscriptions, CLUSTER.partitions_for_topic).assignment
 
 
+def test_a_leader_whose_read_still_runs_takes_its_earlier_read() -> None:
+    """Issue 15: assign() runs on kafka-python's event loop, which a wait blocks. A leader
+    whose JoinGroup answer came before its read ended (it joined last) does not wait for that
+    read when a read of its own from an earlier join, younger than PREFETCH_MAX_AGE, covers
+    the group's topics: it assigns from that one (``offsets_age`` says how old), and the read
+    still running serves the next rebalance."""
+    gate = threading.Event()
+    gate.set()
+    fetch = Fetch(gate=gate)
+    member = kp.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=60)
+    empty = ConsumerProtocolAssignment.decode(ConsumerProtocolAssignment(0, [], b"").encode())
+    other = ("b", kp.encode_subscription({"t", "u"}, [], None, consuming=False))
+    member.assign(CLUSTER, join_members(("a", member.metadata({"t", "u"})), other))
+    first = member.last_result
+    assert first is not None and first.lag == "offsets" and first.offsets_age is not None
+    member.on_assignment(empty, 1)
+    gate.clear()
+    mine = member.metadata({"t", "u"})  # this read cannot end until the gate opens
+    wait_calls(fetch, 2)
+    assert fetch.waiting
+    member.assign(CLUSTER, join_members(("a", mine), other))
+    second = member.last_result
+    assert second is not None and second.lag == "offsets" and second.prefetched
+    assert fetch.waiting  # assigned while its own read still ran
+    assert second.offsets_age is not None and second.offsets_age > first.offsets_age
+    assert second.assignment == first.assignment  # the same offsets
+    member.on_assignment(empty, 2)
+    gate.set()
+    wait_calls(fetch, 2)
+    deadline = time.monotonic() + 30
+    while fetch.waiting:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    member.metadata({"t", "u"})
+    wait_calls(fetch, 3)
+    member.assign(CLUSTER, join_members(("a", mine), other))
+    third = member.last_result
+    assert third is not None and third.lag == "offsets" and third.prefetched
+
+
+def test_a_lone_leader_does_not_wait_for_its_read() -> None:
+    """Issue 15: a group of one member (a new group's first, on a broker without
+    group.initial.rebalance.delay.ms) gets every partition whatever the lags: its leader does
+    not wait on kafka-python's event loop for the read it started as it joined."""
+    gate = threading.Event()
+    fetch = Fetch(gate=gate)
+    member = kp.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=60)
+    try:
+        member.assign(CLUSTER, join_members(("a", member.metadata({"t", "u"}))))
+        result = member.last_result
+        assert result is not None and fetch.waiting
+        assert (result.lag, result.prefetched, result.offsets_age) == ("unused", False, None)
+        assert sorted(result.partitions("a")) == sorted(offsets_of())
+    finally:
+        gate.set()
+
+
 def test_fetch_within_passes_the_answer() -> None:
     assert fetch_within(Fetch(), GROUP, ["u"], 1.0) == {
         tp: o for tp, o in offsets_of().items() if tp.topic == "u"

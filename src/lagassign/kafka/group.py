@@ -111,6 +111,10 @@ class LeaderAssignment:
     protocol: RebalanceProtocol = RebalanceProtocol.EAGER
     withheld: tuple[TopicPartition, ...] = ()
     consuming: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    #: seconds from the start of the read whose offsets were used to the start of the
+    #: assignment (None when none were): a read still running is not waited for when an
+    #: earlier one serves (:meth:`GroupAssignor.assign`)
+    offsets_age: float | None = None
 
     def partitions(self, member_id: str) -> tuple[TopicPartition, ...]:
         return self.assignment[member_id]
@@ -218,6 +222,16 @@ class _Fetching:
 
         threading.Thread(target=run, name=f"lagassign-offsets-{group}", daemon=True).start()
 
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def answered(self) -> Mapping[TopicPartition, Offsets] | None:
+        """The answer if the read has ended well, at once; else None (running or failed)."""
+        if self._done.is_set() and not self._failure:
+            return self._answer[0]
+        return None
+
     def result(self) -> Mapping[TopicPartition, Offsets]:
         left = self.started + self.timeout + _GRACE - time.monotonic()
         if not self._done.wait(max(left, 0.0)):
@@ -262,6 +276,10 @@ class GroupAssignor:
 
         self._fetch = fetch
         self._prefetched: _Prefetch | None = None
+        # reads started by prefetch() that no assign() took (a member that did not lead, a
+        # leader that took an earlier read), and the newest read that ended well
+        self._unused: list[_Prefetch] = []
+        self._known: _Known | None = None
 
     @property
     def group_id(self) -> str:
@@ -315,12 +333,35 @@ class GroupAssignor:
         kept = self._prefetched
         if kept is not None and wanted <= kept.topics and now - kept.at <= PREFETCH_REUSE:
             return
+        self.discard_prefetch()
         ordered = sorted(wanted, key=java_order)
         fetching = _Fetching(self._fetch, self.group_id, ordered, self.lag_timeout)
         self._prefetched = _Prefetch(fetching.started, wanted, fetching)
 
     def discard_prefetch(self) -> None:
-        self._prefetched = None
+        """Drops the prefetch for the next :meth:`assign`; what it reads (it may still run)
+        is kept as an earlier read."""
+        if self._prefetched is not None:
+            self._unused.append(self._prefetched)
+            self._prefetched = None
+
+    def _remember(
+        self, at: float, topics: frozenset[str], offsets: Mapping[TopicPartition, Offsets]
+    ) -> None:
+        if self._known is None or at > self._known.at:
+            self._known = _Known(at, topics, offsets)
+
+    def _newest_read(self) -> _Known | None:
+        """The newest read that ended well, of those :meth:`prefetch` started."""
+        running = []
+        for kept in self._unused:
+            answer = kept.fetching.answered()
+            if answer is not None:
+                self._remember(kept.at, kept.topics, answer)
+            elif not kept.fetching.done:
+                running.append(kept)
+        self._unused = running
+        return self._known
 
     def assign(
         self, subscriptions: Sequence[Subscription], partitions_for_topic: PartitionsForTopic
@@ -330,6 +371,16 @@ class GroupAssignor:
         Uses the offsets of a :meth:`prefetch` younger than :data:`PREFETCH_MAX_AGE` seconds
         for the subscribed topics it read, and reads the others now, under ``lag_timeout``
         (all of them without such a prefetch).
+
+        A member that prefetched does not wait for its read when waiting would gain nothing
+        or when an earlier one serves: ``assign()`` runs on the client's event loop (the
+        kafka-python adapter's), which a wait blocks. If that read is still running (the
+        JoinGroup answer came first: this member joined last), the newest earlier read that
+        ended well (this member's from an earlier join, younger than
+        :data:`PREFETCH_MAX_AGE`) is used when it covers every subscribed topic
+        (``LeaderAssignment.offsets_age`` says how old); and a group of one member gets
+        every partition whatever the lags, so it is assigned without them (``lag`` is
+        ``"unused"``). Otherwise (a leader's first read) it waits, under ``lag_timeout``.
         """
         started = time.monotonic()
         prefetched, self._prefetched = self._prefetched, None
@@ -337,18 +388,44 @@ class GroupAssignor:
         lag: LagSource = "unused"
         error: str | None = None
         offsets: Mapping[TopicPartition, Offsets] = {}
+        read_at: float | None = None
         topics = sorted((t for t, ps in counts.items() if ps), key=java_order)
         if prefetched is not None and started - prefetched.at > PREFETCH_MAX_AGE:
             prefetched = None
         # what a prefetch did not read (a new leader's group subscribes topics it does not)
         missing = [t for t in topics if prefetched is None or t not in prefetched.topics]
         used_prefetch = prefetched is not None and len(missing) < len(topics)
-        if self.strategy.uses_lag and topics:
+        # settled without waiting for a read (its offsets, or none, are decided)
+        settled = False
+        if (
+            used_prefetch
+            and self.strategy.uses_lag
+            and topics
+            and (missing or prefetched is None or not prefetched.fetching.done)
+        ):
+            assert prefetched is not None
+            # the read still runs, or misses topics: not waited for on the event loop when an
+            # earlier read serves or when lags cannot change the assignment (one member)
+            earlier = self._newest_read()
+            if (
+                earlier is not None
+                and started - earlier.at <= PREFETCH_MAX_AGE
+                and earlier.topics.issuperset(topics)
+            ):
+                offsets, read_at, lag = earlier.offsets, earlier.at, "offsets"
+                settled = True
+            elif len(subscriptions) == 1:
+                used_prefetch, settled = False, True
+            if settled:
+                self._unused.append(prefetched)  # what it reads serves a later rebalance
+        if self.strategy.uses_lag and topics and not settled:
             try:
                 if not used_prefetch:
+                    read_at = time.monotonic()
                     offsets = fetch_within(self._fetch, self.group_id, topics, self.lag_timeout)
                 else:
                     assert prefetched is not None
+                    read_at = prefetched.at
                     rest = (
                         _Fetching(self._fetch, self.group_id, missing, self.lag_timeout)
                         if missing
@@ -357,6 +434,7 @@ class GroupAssignor:
                     offsets = prefetched.fetching.result()
                     if rest is not None:
                         offsets = {**offsets, **rest.result()}
+                    self._remember(prefetched.at, prefetched.topics.union(missing), offsets)
                 lag = "offsets"
             except OffsetsUnavailable as exc:
                 lag, error = "unavailable", str(exc)
@@ -389,7 +467,11 @@ class GroupAssignor:
                 self.name,
                 self.protocol.value,
                 lag,
-                " (prefetched)" if used_prefetch and lag != "unused" else "",
+                (
+                    f" (prefetched, {started - read_at:.3f} s old)"
+                    if used_prefetch and lag == "offsets" and read_at is not None
+                    else ""
+                ),
                 assignment.as_lists(),
                 [(tp.topic, tp.partition) for tp in withheld],
                 seconds,
@@ -405,7 +487,17 @@ class GroupAssignor:
             self.protocol,
             withheld,
             consuming,
+            started - read_at if lag == "offsets" and read_at is not None else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """A read that ended well: when it started, its topics, its answer."""
+
+    at: float
+    topics: frozenset[str]
+    offsets: Mapping[TopicPartition, Offsets]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,10 +45,14 @@ It is blocking the event loop``), so the read must not run there: it runs beside
 round trip instead. The cost: every member reads the offsets of its topics once per
 rebalance, not only the leader (at 10,000 partitions one Metadata, one OffsetFetch and two
 ListOffsets requests per broker, about 60 ms of CPU in the member). A rebalance adds at most
-``lag_timeout`` either way. What is left is the window every assignor has (the assignment
-itself and the SyncGroup round trip, and the rest of the read when JoinGroup answers before
-it ends); a consumer that iterates (``for record in consumer``) or polls without a deadline
-(``poll(timeout_ms=float("inf"))``) has none.
+``lag_timeout`` either way. When JoinGroup answers before the read ends (this member joined
+last), ``assign()`` does not wait for it on the loop if an earlier read of this member's
+serves (younger than 60 s, of every subscribed topic: it assigns from that one) or if the
+group has one member (its assignment does not depend on lags); only a first read is waited
+for (:meth:`~lagassign.kafka.group.GroupAssignor.assign`). What is left is the window every
+assignor has (the assignment itself and the SyncGroup round trip); a consumer that iterates
+(``for record in consumer``) or polls without a deadline (``poll(timeout_ms=float("inf"))``)
+has none.
 
 Rebalance protocol: kafka-python 3 implements KIP-429. A consumer runs the highest protocol
 that all of its assignors declare (``supported_protocols()``) and refuses to start if they
