@@ -71,15 +71,16 @@ def measure_and_save(
     run: Callable[[Broker], dict[str, Any]],
     render: Callable[[dict[str, Any]], tuple[Any, str]],
     heap_opts: str | None = None,
+    nodes: int = 1,
 ) -> None:
-    """``run`` on a fresh broker (SIGTERM ends it cleanly); its result with ``wall_s`` to
-    ``bench/results/NAME.json``, and ``render``'s table printed and its Markdown to
-    ``NAME.md``."""
+    """``run`` on a fresh broker (SIGTERM ends it cleanly), or a cluster of ``nodes``; its
+    result with ``wall_s`` to ``bench/results/NAME.json``, and ``render``'s table printed and
+    its Markdown to ``NAME.md``."""
     from rich.console import Console
 
     exit_on_sigterm()
     began = time.monotonic()
-    with Broker(heap_opts=heap_opts) as broker:
+    with Broker(heap_opts=heap_opts, nodes=nodes) as broker:
         result = run(broker)
     result["wall_s"] = round(time.monotonic() - began, 1)
     table, md = render(result)
@@ -104,12 +105,15 @@ class Broker(DevBroker):
     """A :class:`DevBroker` in a fresh temp run dir: started on enter, stopped (and the run dir
     removed, unless ``keep_run_dir``) on exit."""
 
-    def __init__(self, heap_opts: str | None = None, keep_run_dir: bool = False) -> None:
-        super().__init__(Path(tempfile.mkdtemp(prefix="lagassign-bench-kafka-")), heap_opts)
+    def __init__(
+        self, heap_opts: str | None = None, keep_run_dir: bool = False, nodes: int = 1
+    ) -> None:
+        super().__init__(Path(tempfile.mkdtemp(prefix="lagassign-bench-kafka-")), heap_opts, nodes)
         self.keep_run_dir = keep_run_dir
 
     def __enter__(self) -> Broker:
-        print(f"starting a Kafka broker in {self.run_dir} ...", file=sys.stderr)
+        what = "a Kafka broker" if self.nodes == 1 else f"a {self.nodes}-node Kafka cluster"
+        print(f"starting {what} in {self.run_dir} ...", file=sys.stderr)
         try:
             self.start()
         except BaseException:

@@ -24,13 +24,15 @@ alike; round 0 is a warm-up and does not count. Times are wall-clock per read, m
 each client's own process (Java: ``System.nanoTime``), plus the CPU time of this process for
 the Python ones (``time.process_time``: librdkafka's threads too).
 
-    .venv/bin/python bench/offsets.py [--scales 1000,10000] [--rounds 20]
+    .venv/bin/python bench/offsets.py [--scales 1000,10000] [--rounds 20] [--nodes N]
 
-Prints a table and writes bench/results/offsets.json and offsets.md. 50,000 partitions do not
-fit this machine's broker: every partition's log keeps a file open, the hard limit on open
-files here is 20,000 and the container does not let even root raise it (``ulimit -Hn``:
-operation not permitted); several brokers would need a multi-node KRaft set-up that
-scripts/kafka.sh does not have. ``--scales`` takes 50,000 where the limit allows.
+Prints a table and writes bench/results/offsets.json and offsets.md (one node), or
+offsets-N-nodes.json and .md (``--nodes N``: a cluster of N nodes, scripts/kafka.sh with
+LAGASSIGN_KAFKA_NODES; node 1 is the controller and a broker). The partitions of every scale are
+spread over the brokers by Kafka. 50,000 partitions need a cluster here: every partition's log
+keeps a file open in its broker, the hard limit on open files is 20,000 a process and the
+container does not let even root raise it (``ulimit -Hn``); one broker holds 10,000 with room,
+so ``--scales 1000,10000,50000 --nodes 6`` puts some 10,000 on each.
 """
 
 from __future__ import annotations
@@ -189,20 +191,26 @@ def setup(broker: Broker, scales: Sequence[int]) -> tuple[dict[int, list[str]], 
         print(f"{scale:,} partitions: creating {len(names)} topics ...", file=sys.stderr)
         began = time.monotonic()
         create_topics(admin, shape)
-        wait_leaders(admin, shape)
         created = time.monotonic() - began
+        wait_leaders(admin, shape)
+        led = time.monotonic() - began
         # a few records everywhere (the offsets are not all 0) and a commit on every other
         counts = {(t, p): 1 + p % 3 for t in names for p in range(PARTITIONS_PER_TOPIC)}
         produce(broker.bootstrap, counts, value=lambda *_: b"x" * 16, config=PRODUCER)
+        produced = time.monotonic() - began
         commit(
             broker.bootstrap,
             f"bench-offsets-{scale}",
             {tp: n - 1 for tp, n in counts.items() if tp[1] % 2 == 0},
         )
         done[str(scale)] = {
-            "topics_s": round(created, 1),
+            "create_s": round(created, 1),
+            "topics_s": round(led, 1),
+            "produce_s": round(produced - led, 1),
             "setup_s": round(time.monotonic() - began, 1),
+            "load": loadavg(),
         }
+        print(f"  {done[str(scale)]}", file=sys.stderr)
     return topics, done
 
 
@@ -259,6 +267,7 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
         "rounds": args.rounds,
         "warmup_rounds": 1,
         "contenders": args.contenders,
+        "nodes": broker.nodes,
         "setup": setup_s,
         "measure_s": round(measured, 1),
         "load_before": load_before,
@@ -273,6 +282,16 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
 
 def ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:,.0f}"
+
+
+def where(nodes: int) -> str:
+    if nodes == 1:
+        return "broker (scripts/kafka.sh, one node)"
+    return (
+        f"cluster of {nodes} nodes on this machine (scripts/kafka.sh with "
+        f"LAGASSIGN_KAFKA_NODES={nodes}: node 1 the controller and a broker, nodes 2–{nodes} "
+        f"brokers, each its own JVM; Kafka spreads the partitions over the {nodes} brokers)"
+    )
 
 
 def render(result: dict[str, Any]) -> tuple[Table, str]:
@@ -291,7 +310,7 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
     for c in columns:
         table.add_column(c, justify="right")
     lines = [
-        f"Real Kafka 4.4 broker (scripts/kafka.sh, one node); per scale its own topics of "
+        f"Real Kafka 4.4 {where(result['nodes'])}; per scale its own topics of "
         f"{PARTITIONS_PER_TOPIC} partitions, 1–3 records in each, a committed offset on every "
         f"other. One read: the partitions of the topics, each one's log start and log end, the "
         f"group's committed offsets. Milliseconds wall-clock per read, nearest-rank p50/p95 "
@@ -320,9 +339,14 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
             f"{s}: {v['topics_s']} s / {v['setup_s']} s" for s, v in result["setup"].items()
         )
         + f". Broker CPU {result['broker_cpu_s_during_measure']} s over the "
-        f"{result['measure_s']} s measured. 50,000 partitions do not fit one broker here (hard "
-        f"limit of {result['open_files_limit']:,} open files, which the container does not let "
-        f"root raise; every partition's log holds one).",
+        f"{result['measure_s']} s measured"
+        + (
+            f". 50,000 partitions do not fit one broker here (hard limit of "
+            f"{result['open_files_limit']:,} open files a process, which the container does not "
+            f"let root raise; every partition's log holds one): `--nodes 6` measures them."
+            if result["nodes"] == 1
+            else f" ({result['nodes']} JVMs together)."
+        ),
     ]
     return table, "\n".join(lines) + "\n"
 
@@ -333,13 +357,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--heap", help="broker heap options (LAGASSIGN_KAFKA_HEAP_OPTS)")
+    parser.add_argument(
+        "--nodes", type=int, default=1, help="Kafka nodes (LAGASSIGN_KAFKA_NODES; default 1)"
+    )
     args = parser.parse_args()
     args.scales = [int(s) for s in args.scales.split(",")]
     args.contenders = args.contenders.split(",")
     unknown = set(args.contenders) - set(CONTENDERS)
-    if unknown or not 0 < args.rounds <= 1000:
-        parser.error(f"--contenders from {', '.join(CONTENDERS)}; --rounds 1..1000")
-    measure_and_save("offsets", lambda broker: run(args, broker), render, heap_opts=args.heap)
+    if unknown or not 0 < args.rounds <= 1000 or not 1 <= args.nodes <= 32:
+        parser.error(f"--contenders from {', '.join(CONTENDERS)}; --rounds 1..1000; --nodes 1..32")
+    measure_and_save(
+        "offsets" if args.nodes == 1 else f"offsets-{args.nodes}-nodes",
+        lambda broker: run(args, broker),
+        render,
+        heap_opts=args.heap,
+        nodes=args.nodes,
+    )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,10 @@ public final class OffsetsRead {
     Properties props = new Properties();
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
     props.put(AdminClientConfig.CLIENT_ID_CONFIG, "offsets-bench-java");
+    // the Python contenders' deadline (bench/offsets.py READ_TIMEOUT_S): at 50,000 partitions on
+    // a loaded machine a broker answered a ListOffsets after the default 30 s
+    props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "120000");
     try (Admin admin = Admin.create(props);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
       String line;

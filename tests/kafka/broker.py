@@ -1,10 +1,11 @@
 """The development Kafka broker from Python, and the admin calls its users share.
 
-``scripts/kafka.sh`` runs the broker (docs/kafka.md): one JVM on 127.0.0.1, fresh storage in a
-run dir. :class:`DevBroker` runs that script for one run dir and reads the bootstrap address it
-prints. Two kinds of users share it: the session fixture of ``tests/kafka/conftest.py`` and
-the real-broker benchmarks (through ``bench/_broker.py``). So this module needs neither pytest
-nor lagassign, and failures raise :class:`BrokerError` for each user to report its own way.
+``scripts/kafka.sh`` runs the broker (docs/kafka.md): one JVM on 127.0.0.1 (or one per node of a
+cluster), fresh storage in a run dir. :class:`DevBroker` runs that script for one run dir and
+reads the bootstrap address it prints. Two kinds of users share it: the session fixture of
+``tests/kafka/conftest.py`` and the real-broker benchmarks (through ``bench/_broker.py``). So
+this module needs neither pytest nor lagassign, and failures raise :class:`BrokerError` for each
+user to report its own way.
 
 ``LAGASSIGN_KAFKA_PARENT_PID`` is set to this process, so the broker's watchdog stops it even
 when this process is killed outright.
@@ -28,6 +29,8 @@ KAFKA_SH = ROOT / "scripts" / "kafka.sh"
 START_TIMEOUT_S = 1200.0
 STOP_TIMEOUT_S = 120.0
 REQUEST_TIMEOUT_S = 60.0
+#: offsets per commit request (:func:`commit_from`)
+COMMIT_CHUNK = 5_000
 
 TP = tuple[str, int]
 
@@ -39,12 +42,16 @@ class BrokerError(RuntimeError):
 class DevBroker:
     """``scripts/kafka.sh`` for the run dir ``run_dir``.
 
-    ``heap_opts`` overrides ``LAGASSIGN_KAFKA_HEAP_OPTS`` (default ``-Xms256m -Xmx768m``).
+    ``heap_opts`` overrides ``LAGASSIGN_KAFKA_HEAP_OPTS`` (default ``-Xms256m -Xmx768m``, per
+    node); ``nodes`` sets ``LAGASSIGN_KAFKA_NODES``: one node (the default), or a cluster whose
+    node 1 is the controller and a broker and whose other nodes are brokers. ``bootstrap`` then
+    names every broker, comma-separated.
     """
 
-    def __init__(self, run_dir: Path, heap_opts: str | None = None) -> None:
+    def __init__(self, run_dir: Path, heap_opts: str | None = None, nodes: int = 1) -> None:
         self.run_dir = run_dir
         self.heap_opts = heap_opts
+        self.nodes = nodes
         self.bootstrap = ""
         self.started_seconds = 0.0
         self.stopped_seconds = 0.0
@@ -55,6 +62,7 @@ class DevBroker:
             **os.environ,
             "LAGASSIGN_KAFKA_DIR": str(self.run_dir),
             "LAGASSIGN_KAFKA_PARENT_PID": str(os.getpid()),
+            "LAGASSIGN_KAFKA_NODES": str(self.nodes),
         }
         if self.heap_opts:
             env["LAGASSIGN_KAFKA_HEAP_OPTS"] = self.heap_opts
@@ -106,47 +114,58 @@ class DevBroker:
                 f"scripts/kafka.sh stop failed (exit {done.returncode})\n{done.stderr}"
             )
 
+    def node_dir(self, node: int) -> Path:
+        """Node 1's files are at the top of the run dir, node K's in ``node-K``."""
+        return self.run_dir if node == 1 else self.run_dir / f"node-{node}"
+
     def log_tail(self, lines: int = 60) -> str:
         parts = []
-        for name in ("logs/server.log", "logs/console.out", "format.log"):
-            path = self.run_dir / name
-            if path.is_file():
-                tail = path.read_text(errors="replace").splitlines()[-lines:]
-                parts.append(f"----- last {len(tail)} lines of {path} -----\n" + "\n".join(tail))
+        for node in range(1, self.nodes + 1):
+            for name in ("logs/server.log", "logs/console.out", "format.log"):
+                path = self.node_dir(node) / name
+                if path.is_file():
+                    tail = path.read_text(errors="replace").splitlines()[-lines:]
+                    parts.append(
+                        f"----- last {len(tail)} lines of {path} -----\n" + "\n".join(tail)
+                    )
         return "\n".join(parts) or f"(no log files in {self.run_dir})"
 
-    def pid(self) -> int | None:
+    def pid(self, node: int = 1) -> int | None:
         try:
-            return int((self.run_dir / "kafka.pid").read_text().strip())
+            return int((self.node_dir(node) / "kafka.pid").read_text().strip())
         except (OSError, ValueError):
             return None
 
     def rss_mib(self) -> float | None:
-        """The broker JVM's resident memory now, in MiB."""
-        status = self._proc("status")
-        for line in (status or "").splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return None
+        """The broker JVMs' resident memory now, in MiB (every node's together)."""
+        total = None
+        for status in self._proc("status"):
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    total = (total or 0.0) + int(line.split()[1]) / 1024
+        return total
 
     def cpu_seconds(self) -> float | None:
-        """The broker JVM's user + system CPU time so far."""
-        stat = self._proc("stat")
-        if stat is None:
-            return None
-        # the fields after the command name, which may hold spaces, in parentheses
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The broker JVMs' user + system CPU time so far (every node's together)."""
+        total = None
+        for stat in self._proc("stat"):
+            # the fields after the command name, which may hold spaces, in parentheses
+            fields = stat.rsplit(")", 1)[1].split()
+            total = (total or 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
 
-    def _proc(self, name: str) -> str | None:
-        """``/proc/PID/NAME`` of the broker JVM, if it runs."""
-        pid = self.pid()
-        if pid is None:
-            return None
-        try:
-            return Path(f"/proc/{pid}/{name}").read_text()
-        except OSError:
-            return None
+    def _proc(self, name: str) -> list[str]:
+        """``/proc/PID/NAME`` of every node's JVM that runs."""
+        found = []
+        for node in range(1, self.nodes + 1):
+            pid = self.pid(node)
+            if pid is None:
+                continue
+            try:
+                found.append(Path(f"/proc/{pid}/{name}").read_text())
+            except OSError:
+                continue
+        return found
 
 
 def closed_port() -> int:
@@ -284,7 +303,12 @@ def committer(bootstrap: str, group: str) -> Any:
 
 def commit_from(consumer: Any, offsets: Mapping[TP, int]) -> None:
     """Commits ``offsets`` from ``consumer``, waiting out a coordinator still being found or
-    loaded (a busy broker, a ``__consumer_offsets`` just created)."""
+    loaded (a busy broker, a ``__consumer_offsets`` just created).
+
+    At most :data:`COMMIT_CHUNK` offsets go in one request: the coordinator writes a request's
+    offsets to ``__consumer_offsets`` as one record batch, which must fit the broker's
+    ``message.max.bytes`` (1 MiB); 25,000 offsets at once fail with ``Unknown broker error``.
+    """
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -294,21 +318,24 @@ def commit_from(consumer: Any, offsets: Mapping[TP, int]) -> None:
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
         KafkaError.NOT_COORDINATOR,
     }
-    deadline = time.monotonic() + REQUEST_TIMEOUT_S
-    while True:
-        try:
-            result = consumer.commit(
-                offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in offsets.items()],
-                asynchronous=False,
-            )
-            break
-        except KafkaException as exc:
-            if exc.args[0].code() not in finding or time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-    failed = [tp for tp in result or () if tp.error is not None]
-    if result is None or failed:
-        raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
+    items = list(offsets.items())
+    for start in range(0, len(items), COMMIT_CHUNK):
+        chunk = items[start : start + COMMIT_CHUNK]
+        deadline = time.monotonic() + REQUEST_TIMEOUT_S
+        while True:
+            try:
+                result = consumer.commit(
+                    offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in chunk],
+                    asynchronous=False,
+                )
+                break
+            except KafkaException as exc:
+                if exc.args[0].code() not in finding or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        failed = [tp for tp in result or () if tp.error is not None]
+        if result is None or failed:
+            raise BrokerError(f"commit failed for {len(failed)} partitions: {failed[:3]}")
 
 
 def committed_offsets(admin: Any, group: str) -> dict[TP, int]:

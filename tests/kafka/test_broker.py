@@ -5,9 +5,11 @@ Each test works on its own topic and group, so the tests do not depend on one an
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import (
@@ -16,10 +18,22 @@ from confluent_kafka import (
     KafkaError,
     Message,
     Producer,
+    TopicCollection,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
+from lagassign.kafka.offsets import OffsetsReader
+from lagassign.model import Offsets
+from lagassign.model import TopicPartition as ModelTopicPartition
+from tests.kafka.broker import (
+    DevBroker,
+    admin_client,
+    commit,
+    create_topics,
+    produce,
+    wait_leaders,
+)
 from tests.kafka.conftest import KafkaSh
 
 PARTITIONS = 6
@@ -215,3 +229,55 @@ def test_group_consumes_everything_and_commits(
         timeout=REQUEST_TIMEOUT_S
     )
     assert group in {g.group_id for g in groups.valid}
+
+
+def test_a_two_node_cluster_serves_partitions_on_both_brokers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """scripts/kafka.sh with LAGASSIGN_KAFKA_NODES=2 (docs/kafka.md): two JVMs of one cluster,
+    node 1 the controller and a broker, node 2 a broker; the bootstrap line names both, a
+    topic's partitions are led by both, lagassign's reader reads them (through Kafka's
+    protocol, one ListOffsets per leader), and `stop` ends both JVMs."""
+    cluster = DevBroker(tmp_path / "cluster", nodes=2)
+    try:
+        bootstrap = cluster.start()
+        brokers = bootstrap.split(",")
+        assert len(brokers) == 2 and all(b.startswith("127.0.0.1:") for b in brokers)
+        status = cluster.sh("status")
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.startswith("running (2 nodes, pids ")
+        assert status.stdout.strip().splitlines()[-1] == f"bootstrap={bootstrap}"
+        pids = [cluster.pid(1), cluster.pid(2)]
+        assert None not in pids and len(set(pids)) == 2
+
+        admin = admin_client(bootstrap)
+        nodes = admin.describe_cluster(request_timeout=REQUEST_TIMEOUT_S).result(
+            timeout=REQUEST_TIMEOUT_S
+        )
+        assert sorted(n.id for n in nodes.nodes) == [1, 2]
+        topic = f"lagassign-test-{uuid.uuid4().hex[:12]}"
+        create_topics(admin, {topic: PARTITIONS})
+        wait_leaders(admin, {topic: PARTITIONS})
+        described = admin.describe_topics(
+            TopicCollection([topic]), request_timeout=REQUEST_TIMEOUT_S
+        )[topic].result(timeout=REQUEST_TIMEOUT_S)
+        assert {p.leader.id for p in described.partitions} == {1, 2}
+
+        produce(bootstrap, {(topic, p): n for p, n in enumerate(COUNTS)})
+        group = f"lagassign-group-{uuid.uuid4().hex[:12]}"
+        commit(bootstrap, group, {(topic, 0): 2, (topic, 3): 8})
+        with (
+            caplog.at_level(logging.DEBUG, logger="lagassign.kafka.offsets"),
+            OffsetsReader({"bootstrap.servers": bootstrap}, timeout=REQUEST_TIMEOUT_S) as reader,
+        ):
+            read = reader.offsets(group, [topic])
+        assert read == {
+            ModelTopicPartition(topic, p): Offsets(0, n, {0: 2, 3: 8}.get(p))
+            for p, n in enumerate(COUNTS)
+        }
+        assert not [r for r in caplog.records if "through librdkafka" in r.getMessage()]
+    finally:
+        cluster.stop()
+    assert cluster.sh("status").returncode == 3
+    for pid in pids:
+        assert pid is not None and not Path(f"/proc/{pid}").exists()
