@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lagassign.kafka.offsets import OffsetsReader
-from lagassign.kafka.protocol import wire_settings
+from lagassign.kafka.protocol import RECEIVE_MESSAGE_MAX_BYTES, WireClient, wire_settings
 
 
 def test_connection_properties_map_to_kafka_python() -> None:
@@ -61,3 +61,24 @@ def test_the_reader_can_be_kept_on_librdkafka() -> None:
         assert r._wire_settings is None
     with OffsetsReader(config) as r:
         assert r._wire_settings == {"bootstrap_servers": "127.0.0.1:9", "client_id": "lagassign"}
+
+
+def test_answers_as_large_as_librdkafka_takes() -> None:
+    """Issue 15: the Metadata answer of 50,000 partitions (1.3 MB on 6 brokers) is over
+    kafka-python's 1,000,000-byte limit, and every read of that size went through librdkafka
+    ("Invalid frame length"); the protocol path takes what librdkafka takes (its
+    ``receive.message.max.bytes``: 100,000,000 unless set)."""
+    assert wire_settings(
+        {"bootstrap.servers": "a:9092", "receive.message.max.bytes": "5000000"}
+    ) == {"bootstrap_servers": "a:9092", "receive_message_max_bytes": 5_000_000}
+    assert wire_settings({"bootstrap.servers": "a:9092", "receive.message.max.bytes": "x"}) is None
+    assert RECEIVE_MESSAGE_MAX_BYTES == 100_000_000
+    for settings, limit in (
+        ({"bootstrap_servers": "127.0.0.1:9"}, RECEIVE_MESSAGE_MAX_BYTES),
+        ({"bootstrap_servers": "127.0.0.1:9", "receive_message_max_bytes": 5_000_000}, 5_000_000),
+    ):
+        client = WireClient(settings)
+        try:
+            assert {m.config["receive_message_max_bytes"] for m in client._managers} == {limit}
+        finally:
+            client.close()

@@ -68,6 +68,12 @@ _METADATA_VERSION = 4
 #: OffsetFetch with a list of groups (v8, Kafka 3.0); FindCoordinator of several keys (v4)
 _OFFSET_FETCH_VERSION, _FIND_COORDINATOR_VERSION = 8, 4
 
+#: the largest answer a connection takes, in bytes: librdkafka's default
+#: (``receive.message.max.bytes``), which the librdkafka path reads with. kafka-python's own
+#: default, 1,000,000, is below the Metadata answer of 50,000 partitions (1,302,570 bytes on 6
+#: brokers): every read of that size failed over to librdkafka ("Invalid frame length")
+RECEIVE_MESSAGE_MAX_BYTES = 100_000_000
+
 #: seconds between fault checks while a read waits
 _CHECK_S = 0.02
 #: layouts a client keeps for its next reads (one per set of topics read)
@@ -103,6 +109,11 @@ def wire_settings(config: Mapping[str, str]) -> dict[str, Any] | None:
             if value.lower() not in ("https", "none"):
                 return None
             settings["ssl_check_hostname"] = value.lower() == "https"
+        elif key == "receive.message.max.bytes":
+            try:
+                settings["receive_message_max_bytes"] = int(value)
+            except ValueError:
+                return None  # librdkafka words the error
         else:
             return None
     if "bootstrap_servers" not in settings:
@@ -239,7 +250,12 @@ class WireClient:
 
         client_id = settings.get("client_id", "lagassign")
         self._net = NetworkSelector(client_id=client_id, slow_task_threshold_secs=None)
-        config = {"client_id": client_id, **settings, "allow_auto_create_topics": False}
+        config = {
+            "client_id": client_id,
+            "receive_message_max_bytes": RECEIVE_MESSAGE_MAX_BYTES,
+            **settings,
+            "allow_auto_create_topics": False,
+        }
         #: two sets of connections: a broker answers the requests of one connection one at a
         #: time, so the log start and the log end requests go on a connection each
         self._managers = [KafkaConnectionManager(self._net, **config) for _ in (EARLIEST, LATEST)]
