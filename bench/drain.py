@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 import time
@@ -39,28 +38,30 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from lagassign.lag_rules import group_lags
-from lagassign.model import Group, Member
+from lagassign.model import Group
 from lagassign.optimum import utilisation_optimum
-from lagassign.samples import Sample, suite
+from lagassign.samples import suite
 from lagassign.simulate.engine import MAX_ROUNDS, run_strategy, simulate
-from lagassign.simulate.generators import with_load
+from lagassign.simulate.generators import (
+    CHURN_DRAIN_S,
+    CHURN_HORIZON_IDEALS,
+    CHURN_LOAD,
+    CHURN_PAUSE_S,
+    CHURN_SPEEDS,
+    churn_scenario,
+)
 from lagassign.simulate.ideal import ideal_drain_time
 from lagassign.simulate.scenario import Join, Leave, Scenario
 from lagassign.strategies import RebalanceProtocol, create, names
 
 RESULTS = Path(__file__).parent / "results"
 INF = float("inf")
-LOAD = 0.7
-GROUP_DRAIN_S = 300.0
-PAUSE_S = 10.0
-STEPS_PER_IDEAL = 500
-HORIZON_IDEALS = 4.0
-
-
-#: member speeds drawn for ``--capacities unequal`` (scaled so that they average 1), by how
-#: far apart they may be (``--spread``)
-SPEEDS = {6: (0.5, 1.0, 1.0, 1.5, 2.0, 3.0), 2: (1.0, 1.0, 1.25, 1.5, 2.0)}
+# the scenario (lagassign.simulate.generators.churn_scenario, where the tests run it too)
+LOAD = CHURN_LOAD
+GROUP_DRAIN_S = CHURN_DRAIN_S
+PAUSE_S = CHURN_PAUSE_S
+HORIZON_IDEALS = CHURN_HORIZON_IDEALS
+SPEEDS = CHURN_SPEEDS
 #: rows beyond every strategy on its preferred protocol: ``name/protocol``, a strategy on
 #: another protocol it supports
 VARIANTS = ("balanced/cooperative",)
@@ -70,46 +71,6 @@ def protocol_of(row: str) -> RebalanceProtocol:
     """The protocol a row's strategy runs: its preferred one, or the one after the slash."""
     name, _, protocol = row.partition("/")
     return RebalanceProtocol(protocol) if protocol else create(name).protocols[0]
-
-
-def scenario_for(sample: Sample, unequal: bool = False, spread: int = 6) -> Scenario | None:
-    """The sample's group under load, with one join and one leave; None without backlog.
-    ``unequal``: member throughputs up to ``spread``-fold apart (:data:`SPEEDS`), the group's
-    total as with equal ones, so the ideal drain time stays the same."""
-    g = sample.group
-    subscribed = {t for m in g.members for t in m.topics}
-    backlog = sum(lag for tp, lag in group_lags(g).items() if tp.topic in subscribed)
-    if not backlog:
-        return None
-    throughput = backlog / ((1 - LOAD) * len(g.members) * GROUP_DRAIN_S)
-    loaded = with_load(g, throughput=throughput, load=LOAD, seed=f"{sample.family}:{sample.seed}")
-    still = Scenario(loaded, throughput=throughput, horizon=1e9, dt=1e3)
-    ideal = ideal_drain_time(still)
-    assert ideal is not None and ideal > 0
-    rng = random.Random(f"drain:{sample.family}:{sample.seed}")
-    like = rng.choice(g.members)
-    leaving = rng.choice(g.members)
-    member_throughput: dict[str, float] = {}
-    if unequal:
-        speeds = [rng.choice(SPEEDS[spread]) for _ in [*g.members, "joiner"]]
-        mean = sum(speeds[:-1]) / len(g.members)
-        member_throughput = {
-            m: throughput * v / mean
-            for m, v in zip([*(m.id for m in g.members), "joiner"], speeds, strict=True)
-        }
-    return Scenario(
-        loaded,
-        throughput=throughput,
-        member_throughput=member_throughput,
-        events=(
-            Join(0.25 * ideal, Member("joiner", like.topics)),
-            Leave(0.5 * ideal, leaving.id),
-        ),
-        dt=ideal / STEPS_PER_IDEAL,
-        horizon=HORIZON_IDEALS * ideal,
-        rebalance_pause=PAUSE_S,
-        name=f"{sample.family} #{sample.seed}",
-    )
 
 
 def keeps_up(scenario: Scenario) -> bool:
@@ -139,7 +100,7 @@ def run(
     started = time.perf_counter()
     samples = list(suite(per_family))
     for i, sample in enumerate(samples, 1):
-        scenario = scenario_for(sample, unequal, spread)
+        scenario = churn_scenario(sample, unequal, spread)
         if scenario is None:
             skipped.append(f"{sample.family} #{sample.seed}")
             continue
