@@ -16,6 +16,7 @@ allows, since that member lists it as owned.
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Collection, Mapping, Sequence
 
@@ -378,3 +379,47 @@ def test_time_aware_balanced_follow_up_places_the_withheld_and_revokes_nothing(f
         assert set(m.owned) <= set(second.assignment[m.id]), m.id
     read = {t for m in group.members for t in m.topics}
     assert set(second.assignment.owners()) == {p.tp for p in group.partitions() if p.topic in read}
+
+
+def _near_the_end() -> Group:
+    """a owns both lagging partitions of t (lag 100, 10 msg/s in each), b the two without lag
+    (10 msg/s each); both read 100 msg/s: a catches up in 200 ÷ 80 = 2.5 s, b at once. Swapping
+    t-0 and t-2 would make it 1.25 s for both."""
+    lags = (100, 100, 0, 0)
+    partitions = (Partition("t", p, lag=lag, rate_in=10.0) for p, lag in enumerate(lags))
+    topic = Topic("t", tuple(partitions))
+    return Group.of(
+        [topic],
+        [
+            Member("a", frozenset({"t"}), owned=tps("t-0", "t-1"), generation=3, capacity=100),
+            Member("b", frozenset({"t"}), owned=tps("t-2", "t-3"), generation=3, capacity=100),
+        ],
+    )
+
+
+def test_time_aware_balanced_prices_a_handover_by_the_round_it_goes_unread():
+    """On the cooperative protocol a partition that changes owner is not read for a round
+    (its owner revokes it at the round's end, its new member gets it in the follow-up), so b,
+    handed t-0, catches up no sooner than 10 s + 100 ÷ 90: the swap is slower than staying,
+    and balanced keeps what both members consume. Eager members consume nothing while the
+    group rebalances: there the swap costs no extra pause, and balanced makes it, as it does
+    with the pause priced at 0."""
+    from lagassign.plan import rebalance_round
+
+    group = _near_the_end()
+    consuming = {m.id: m.owned for m in group.members}
+    swapped = {"a": [("t", 1), ("t", 2)], "b": [("t", 0), ("t", 3)]}
+    cooperative = rebalance_round(BalancedAssignor(), group, consuming)
+    kept = {"a": [("t", 0), ("t", 1)], "b": [("t", 2), ("t", 3)]}
+    assert cooperative.assignment.as_lists() == kept
+    assert cooperative.withheld == frozenset()
+    assert rebalance_round(BalancedAssignor(), group, {}).assignment.as_lists() == swapped
+    assert BalancedAssignor().assign(group).as_lists() == swapped
+    unpriced = rebalance_round(BalancedAssignor(handover_pause=0), group, consuming)
+    assert unpriced.withheld == frozenset(tps("t-0", "t-2"))
+
+
+def test_a_handover_pause_is_a_non_negative_number():
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="handover_pause"):
+            BalancedAssignor(handover_pause=bad)

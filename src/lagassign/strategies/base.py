@@ -49,6 +49,15 @@ class Strategy(ABC):
     @abstractmethod
     def assign(self, group: Group) -> Assignment: ...
 
+    def target(self, group: Group, consuming: Group) -> Assignment:
+        """What ``assign`` would give ``group`` in a round of the cooperative protocol, where
+        members go on reading what they still consume (``consuming``: ``group`` with each
+        member's ``owned`` what it still consumes, from the owned-partitions field) and a
+        partition changing owner is withheld for a round
+        (:func:`lagassign.strategies.cooperative.assign_cooperatively`). A strategy that
+        weighs what a handover costs overrides it (``balanced``); by default, ``assign``."""
+        return self.assign(group)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 

@@ -25,8 +25,9 @@ members consume nothing at the time, so nothing is withheld for them.
 
 A strategy supports the cooperative protocol in one of two ways:
 
-* its ``assign`` returns the target and :func:`assign_cooperatively` withholds by the rule
-  above (``balanced``);
+* its ``target`` (``assign`` unless it weighs what a handover costs, as ``balanced`` does)
+  returns the target and :func:`assign_cooperatively` withholds by the rule above
+  (``balanced``);
 * its ``assign`` already withholds by rules of its own (``Strategy.withholds_moving``:
   ``cooperative-sticky`` follows Kafka's ``CooperativeStickyAssignor`` to the partition); it
   then reads, as Kafka's does, only what members still consume, for stickiness too.
@@ -112,7 +113,7 @@ def assign_cooperatively(
             if tp.topic in subscribed and tp not in assigned
         )
         return RebalanceRound(assignment, withheld)
-    target = strategy.assign(group)
+    target = strategy.target(group, current)
     moving = in_flight(current.members, target.partitions)
     if not moving:
         return RebalanceRound(target, frozenset())
