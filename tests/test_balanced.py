@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,7 @@ from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group, Member, Topic, TopicPartition
 from lagassign.optimum import optimum
-from lagassign.samples import FAMILIES, generate, suite
+from lagassign.samples import FAMILIES, generate, suite, with_rates
 from lagassign.strategies import balanced, create, names
 from lagassign.strategies.balanced import BalancedAssignor
 from tests.builders import group, lag_topic, partitions_of, tps
@@ -220,15 +221,13 @@ def test_handing_back_only_swaps_whole_holdings_between_alike_members(seed: int)
     assert kept(after) >= kept(before)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
-    """Groups where no topic gives a member more than one partition are constructed on arrays
-    from ONE_EACH_ARRAYS_FROM members on: the same plan to the last bit as the step per
-    partition, with full and partial topics, mixed subscriptions, tied lags and member speeds."""
-    rng = random.Random(seed)
-    n = rng.randint(3, 40)
-    names = [f"t{t}" for t in range(rng.randint(1, 8))]
-    identical = seed % 2 == 0
+def _one_each_group(
+    rng: random.Random, *, identical: bool, max_members: int = 40, max_topics: int = 8
+) -> Group:
+    """A group where no topic gives any member more than one partition: full and partial
+    topics, identical or mixed subscriptions, tied lags."""
+    n = rng.randint(3, max_members)
+    names = [f"t{t}" for t in range(rng.randint(1, max_topics))]
     members = [
         Member(
             f"m{i}",
@@ -244,7 +243,17 @@ def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
         size = rng.choice((readers, rng.randint(0, readers)))  # at most one each
         lags = (rng.choice((0, 7, 7, rng.randint(0, 10**6))) for _ in range(size))
         topics.append(lag_topic(name, list(lags)))
-    g = Group.of(topics, members)
+    return Group.of(topics, members)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
+    """Groups where no topic gives a member more than one partition are constructed on arrays
+    from ONE_EACH_ARRAYS_FROM members on: the same plan to the last bit as the step per
+    partition, with full and partial topics, mixed subscriptions, tied lags and member speeds."""
+    rng = random.Random(seed)
+    g = _one_each_group(rng, identical=seed % 2 == 0)
+    members = g.members
     speeds = None if seed % 3 else {m.id: rng.choice((0.5, 1.0, 3.0)) for m in members}
     scale = balanced._scale(g, speeds)
     topics_of = balanced._topics(g, None)
@@ -255,7 +264,60 @@ def test_array_construction_is_the_per_partition_one(seed: int, monkeypatch):
         balanced._construct_by_topic(state)
         states.append((state.load, state.count, state.placed, state.held))
     assert states[0] == states[1]
-    assert sum(states[0][1]) == sum(len(t.partitions) for t in topics)
+    assert sum(states[0][1]) == sum(len(t.partitions) for t in g.topics.values())
+
+
+def _renumbered(g: Group) -> Group:
+    """``g`` with its partitions numbered 1, 4, 7, … and listed last first"""
+    topics = [
+        Topic(name, tuple(replace(p, partition=3 * p.partition + 1) for p in t.partitions[::-1]))
+        for name, t in g.topics.items()
+    ]
+    return Group.of(topics, [replace(m, owned=()) for m in g.members], id=g.id)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_plans_on_arrays_are_the_per_partition_ones(seed: int, monkeypatch):
+    """Above ARRAYS_ABOVE partitions each topic's weights are ordered on an array, its
+    (weight, partition) pairs made only when something reads them, and the assignment listed on
+    arrays: the same plans, each member's partitions in the same order, as the step per
+    partition. With tied, zero and offset lags, owned partitions, mixed subscriptions, gaps in
+    the numbers, one partition each (constructed on arrays, as from ONE_EACH_ARRAYS_FROM
+    members), weights that are floats, large ints, ints and floats mixed or too large for 64
+    bits (those stay in Python), and time-aware plans."""
+    rng = random.Random(seed)
+    if seed % 2:
+        g = _one_each_group(rng, identical=rng.random() < 0.5, max_members=16, max_topics=6)
+        monkeypatch.setattr(balanced, "ONE_EACH_ARRAYS_FROM", 0)
+    else:
+        g = random_group(rng, max_topics=6, max_partitions=60, max_members=12)
+    if seed % 3 == 2:
+        g = _renumbered(g)
+    lags = group_lags(g)
+    floats = {tp: lag * rng.uniform(0.5, 2) for tp, lag in lags.items()}
+    mixed = {tp: lag + 0.5 if rng.random() < 0.3 else lag for tp, lag in lags.items()}
+    large = {tp: lag * 2**36 for tp, lag in lags.items()}  # within 64 bits, times n not
+    huge = {tp: lag * 2**70 for tp, lag in lags.items()}
+    rated = with_rates(g, seed)
+
+    def plans() -> list[object]:
+        made: list[object] = [BalancedAssignor().assign(g), BalancedAssignor().assign(rated)]
+        made += [BalancedAssignor(sticky=False).assign(g)]
+        made += [balanced.balance(g, w) for w in (floats, mixed, large, huge)]
+        for w in (None, floats, large):
+            made.append(
+                [
+                    (t.name, t.partitions, list(t.places), t.subscribers, t.floor, t.ceil)
+                    for t in balanced._topics(g, w)
+                ]
+            )
+        return made
+
+    monkeypatch.setattr(balanced, "ARRAYS_ABOVE", 10**9)
+    listed = plans()
+    monkeypatch.setattr(balanced, "ARRAYS_ABOVE", 0)
+    assert all(t.weights is not None for t in balanced._topics(g, None))
+    assert plans() == listed
 
 
 # -- the count bound ------------------------------------------------------------------------

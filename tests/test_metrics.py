@@ -3,6 +3,7 @@
 import dataclasses
 import random
 
+import numpy as np
 import pytest
 
 from lagassign import metrics
@@ -97,7 +98,8 @@ def test_evaluate_uses_the_subscriptions():
 @pytest.mark.parametrize("seed", range(6))
 def test_pigeonhole_bound_sorts_long_lags_with_numpy_to_the_same_bound(seed: int, monkeypatch):
     """Long lists of lags are sorted by NumPy: the same bound to the last bit as Python's sort,
-    for lags (ints, with ties) and for weights that mix ints and floats (left to Python)."""
+    for lags (ints, with ties) and for weights that mix ints and floats (left to Python); and
+    the same for either given on an array (as balanced gives a million lags)."""
     rng = random.Random(seed)
     lags = [int(rng.paretovariate(1.2) * 100) for _ in range(rng.randint(1, 3000))]
     mixed = [w + 0.25 if rng.random() < 0.5 else w for w in lags]
@@ -106,6 +108,11 @@ def test_pigeonhole_bound_sorts_long_lags_with_numpy_to_the_same_bound(seed: int
     for numpy_from in (0, 10**9):
         monkeypatch.setattr(metrics, "NUMPY_SORT_FROM", numpy_from)
         bounds.append([pigeonhole_bound(w, members, floor) for w in (lags, mixed)])
+        for values in map(np.array, (lags, mixed)):  # ints; floats
+            listed = values.tolist()
+            assert pigeonhole_bound(values, members, floor) == pigeonhole_bound(
+                listed, members, floor
+            )
     assert bounds[0] == bounds[1]
     assert bounds[0][0] >= max(lags)
 

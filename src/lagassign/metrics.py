@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import TYPE_CHECKING, Any
 
 from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.rates import Capacities, capacities, member_catch_up
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +112,9 @@ def lower_bound(
     return bound
 
 
-def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0) -> float:
+def pigeonhole_bound(
+    weights: Iterable[float] | NDArray[Any], members: int, min_count: int = 0
+) -> float:
     """A lower bound on the largest member total, stronger than total ÷ members when a few
     partitions carry the lag.
 
@@ -115,7 +122,10 @@ def pigeonhole_bound(weights: Iterable[float], members: int, min_count: int = 0)
     k + 1 lightest of them; and when every member gets at least ``min_count`` partitions, that
     member holds at least ``min_count - k - 1`` more, no lighter than the lightest of the rest.
     """
-    n, total, window_sum, lightest = _sorted_sums(list(weights))
+    # an array (only there once NumPy is loaded) is sorted as it is, not listed first
+    numpy = sys.modules.get("numpy")
+    listed = weights if numpy is not None and isinstance(weights, numpy.ndarray) else list(weights)
+    n, total, window_sum, lightest = _sorted_sums(listed)
     best = total / members if members else 0.0
     for k in range((n - 1) // max(members, 1) + 1):
         top = k * members + 1
@@ -136,7 +146,7 @@ NUMPY_SORT_FROM = 50_000
 
 
 def _sorted_sums(
-    weights: list[float],
+    weights: list[float] | NDArray[Any],
 ) -> tuple[int, float, Callable[[int, int], float], Callable[[int], float]]:
     """For :func:`pigeonhole_bound`, of ``weights`` sorted heaviest first: how many, their
     total, the sum of the sorted ``[a:b]`` and that of the j lightest (added lightest first).
@@ -148,7 +158,7 @@ def _sorted_sums(
     if n >= NUMPY_SORT_FROM:
         import numpy as np  # here: it takes a while to load, small groups never need it
 
-        values = np.array(weights)
+        values = np.asarray(weights)
         # whole numbers whose sums fit in 64 bits
         if values.dtype.kind == "i" and values.min() >= 0 and values.max() < 2**62 // n:
             desc = np.sort(values)[::-1]
@@ -160,6 +170,8 @@ def _sorted_sums(
                 lambda a, b: int(prefix[b] - prefix[a]),
                 lambda j: float(light[j]),
             )
+    if not isinstance(weights, list):
+        weights = weights.tolist()  # an array's numbers, as Python's
     ordered = sorted(weights, reverse=True)
     partial = list(accumulate(reversed(ordered), initial=0.0))
     return n, sum(ordered), lambda a, b: sum(ordered[a:b]), partial.__getitem__

@@ -142,18 +142,70 @@ ONE_EACH_ARRAYS_FROM = 256
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
+#: above this many partitions, each topic's weights are ordered on an array (:class:`_Topic`)
+#: and the assignment is listed on arrays (:func:`_to_assignment_on_arrays`): the same plans,
+#: without a Python step per partition; by then the pigeonhole bound has loaded NumPy
+#: (:data:`lagassign.metrics.NUMPY_SORT_FROM`)
+ARRAYS_ABOVE = 50_000
 
 
 @dataclass(slots=True)
 class _Topic:
+    """A topic as the plan sees it: its partitions hottest first (equal weights in number
+    order), whom they may go to and how many each subscriber gets.
+
+    On groups above :data:`ARRAYS_ABOVE` partitions a topic's weights are ordered
+    on an array (:func:`_ordered_on_array`) and its (weight, partition) pairs are made only if
+    something reads them (:attr:`partitions`): the search does, but where the construction
+    reaches the bound (bench/speed.py's million partitions) the construction, the bound and the
+    assignment read ``weights`` and ``places``, and making the pairs took a quarter of the
+    time.
+    """
+
     name: str
-    partitions: list[tuple[float, TopicPartition]]  # hottest first
     subscribers: list[int]
-    floor: int = 0
-    ceil: int = 0
-    #: each of ``partitions``' place among the topic's partitions in number order (machine
-    #: integers: a million of them as Python ints would take some 30 MiB)
-    places: array[int] = field(default_factory=lambda: array("q"))
+    floor: int
+    ceil: int
+    #: each partition's place among the topic's partitions in number order, hottest first
+    #: (machine integers: a million of them as Python ints would take some 30 MiB)
+    places: array[int] | NDArray[np.intp]
+    #: (weight, partition) hottest first, once made (see :attr:`partitions`)
+    listed: list[tuple[float, TopicPartition]] | None = None
+    #: the weights hottest first (int64 or float64, holding them exactly), for a topic ordered
+    #: on an array; None otherwise
+    weights: NDArray[Any] | None = None
+    #: the topic's partitions in number order, for a topic ordered on an array
+    source: Sequence[Partition] = ()
+
+    @property
+    def partitions(self) -> list[tuple[float, TopicPartition]]:
+        """(weight, partition) hottest first, equal weights in number order."""
+        if self.listed is None:
+            assert self.weights is not None
+            places = self.places.tolist()
+            # an array of ints or of floats gives back the very numbers it was made from
+            heat = self.weights.tolist()
+            tps = list(map(_tp, map(self.source.__getitem__, places)))
+            self.listed = list(zip(heat, tps, strict=True))
+        return self.listed
+
+    @property
+    def size(self) -> int:
+        """How many partitions the topic has."""
+        return len(self.places)
+
+    @property
+    def heaviest(self) -> float:
+        """The heaviest partition's weight (the topic has one)."""
+        if self.listed is None and self.weights is not None:
+            return self.weights[0].item()  # type: ignore[no-any-return]
+        return self.partitions[0][0]
+
+    def weighed(self) -> Iterable[float]:
+        """The weights hottest first, as Python numbers."""
+        if self.listed is None and self.weights is not None:
+            return self.weights.tolist()  # type: ignore[no-any-return]
+        return map(itemgetter(0), self.partitions)
 
 
 @dataclass(slots=True)
@@ -234,33 +286,82 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
     :class:`_Column` is read topic by topic too."""
     names = sorted(group.topics, key=java_order)
     readers = subscribers_by_topic(group.members, names)
-    topics = []
-    for name in names:
-        subscribers = list(readers[name])
-        if not subscribers:
-            continue
-        # Hottest first, equal weights in partition order: the sort is stable.
+    read = [name for name in names if readers[name]]
+    on_arrays = sum(len(group.topics[n].partitions) for n in read) > ARRAYS_ABOVE
+    keyed = []
+    for name in read:
+        subscribers = readers[name]  # shared by topics of the same readers: never changed
         partitions = group.topics[name].partitions
-        tps = list(map(_tp, partitions))
         heat: list[float]
         if weights is None:
             heat = topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
         elif isinstance(weights, _Column):
             heat = weights.of(name, partitions)
         else:
-            heat = list(map(weights.__getitem__, tps))
-        order = hottest_first(heat)
-        parts = list(zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True))
-        n, s = len(parts), len(subscribers)
-        topics.append(_Topic(name, parts, subscribers, n // s, -(-n // s), array("q", order)))
+            heat = list(map(weights.__getitem__, map(_tp, partitions)))
+        n, s = len(partitions), len(subscribers)
+        ordered = _ordered_on_array(heat) if on_arrays else None
+        if ordered is not None:
+            places, hottest = ordered
+            topic = _Topic(name, subscribers, n // s, -(-n // s), places, None, hottest, partitions)
+            # the same numbers as below: the sum of ints is exact in any order, floats are
+            # added hottest first
+            heaviest = topic.heaviest if n else 0
+            total = sum(heat) if hottest.dtype.kind == "i" else sum(hottest.tolist())
+        else:
+            # Hottest first, equal weights in partition order: the sort is stable.
+            order = hottest_first(heat)
+            tps = list(map(_tp, partitions))
+            parts = list(
+                zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True)
+            )
+            topic = _Topic(name, subscribers, n // s, -(-n // s), array("q", order), parts)
+            heaviest = parts[0][0] if parts else 0
+            total = sum(map(itemgetter(0), parts))
+        keyed.append(((-heaviest, -total), topic))
     # Hottest topic first: its big partitions are placed while every member is still light.
-    topics.sort(
-        key=lambda t: (
-            -(t.partitions[0][0] if t.partitions else 0),
-            -sum(map(itemgetter(0), t.partitions)),
-        )
-    )
-    return topics
+    keyed.sort(key=itemgetter(0))
+    return [topic for _, topic in keyed]
+
+
+def _ordered_on_array(heat: list[float]) -> tuple[NDArray[np.intp], NDArray[Any]] | None:
+    """:func:`hottest_first` of ``heat`` and the weights in that order, on arrays (a million
+    weights sorted in Python took a quarter of a second); None unless the weights are all ints
+    within 64 bits or all floats and not NaN: then an array holds them exactly and orders them
+    as Python does."""
+    import numpy as np  # here: it takes a while to load, small groups never get here
+
+    values = np.array(heat) if heat else np.zeros(0, dtype=np.int64)
+    if values.dtype.kind == "f":
+        # a float array may come from ints and floats mixed, which Python adds otherwise
+        if set(map(type, heat)) != {float} or np.isnan(values).any():
+            return None
+    elif values.dtype.kind != "i":
+        return None
+    # decreasing, equal weights in their order, as sorted(..., reverse=True)
+    n = len(values)
+    order: NDArray[np.intp]
+    if values.dtype.kind == "i" and n and values.min() >= 0 and values.max() <= (2**63 - n) // n:
+        # each weight and its place in one whole number, all different: weight × n + places
+        # from the end, in increasing order and read backwards
+        order = np.argsort(values * n + np.arange(n - 1, -1, -1))[::-1]
+    else:
+        # the weights backwards in increasing order, read backwards
+        order = (n - 1) - _stable_order(values[::-1])[::-1]
+    return order, values[order]
+
+
+def _stable_order(values: NDArray[Any]) -> NDArray[np.intp]:
+    """``np.argsort(values, kind="stable")`` (equal values in their order), sooner: when no two
+    values are equal every sort gives that order, and NumPy's default sort is several times
+    faster than its stable one."""
+    import numpy as np
+
+    order: NDArray[np.intp] = np.argsort(values)
+    ordered = values[order]
+    if (ordered[1:] != ordered[:-1]).all():
+        return order
+    return np.argsort(values, kind="stable")
 
 
 def _count_bound(topics: Sequence[_Topic], scale: Sequence[float] | None = None) -> float:
@@ -324,7 +425,7 @@ def _identical_subscriptions(members: Iterable[Member]) -> bool:
 def _new_state(group: Group, topics: list[_Topic], scale: Sequence[float] | None = None) -> _State:
     n = len(group.members)
     identical = _identical_subscriptions(group.members)
-    total = sum(len(t.partitions) for t in topics)
+    total = sum(t.size for t in topics)
     state = _State(
         topics,
         identical,
@@ -360,25 +461,40 @@ def _construct_one_each(state: _State) -> None:
     count = np.array(state.count, dtype=np.int64)
     tie = np.array(state.tie, dtype=np.int64)
     scale = np.array(state.scale, dtype=np.float64)
-    readers: dict[int, NDArray[np.intp]] = {}  # topics of the same readers share their list
+    # per list of readers (topics of the same readers share theirs): the readers, and the
+    # readers in the order of their ties (a stable sort: equal ties in their order)
+    readers: dict[int, tuple[NDArray[np.intp], NDArray[np.intp]]] = {}
     for t, topic in enumerate(state.topics):
-        n = len(topic.partitions)
+        n = topic.size
         if not n:
             continue
-        subscribers = readers.get(id(topic.subscribers))
-        if subscribers is None:
-            subscribers = readers[id(topic.subscribers)] = np.array(
-                topic.subscribers, dtype=np.intp
-            )
+        known = readers.get(id(topic.subscribers))
+        if known is None:
+            everyone = np.array(topic.subscribers, dtype=np.intp)
+            by_tie = everyone[np.argsort(tie[everyone], kind="stable")]
+            known = readers[id(topic.subscribers)] = (everyone, by_tie)
+        subscribers, by_tie = known
         if n < len(subscribers):
             # the n extras: the fewest partitions first when subscriptions are identical, else
             # the least loaded (as _construct_by_topic); they take in the order of subscribers
             keys = (count, load, tie) if state.identical else (load, count, tie)
             first = np.lexsort([k[subscribers] for k in reversed(keys)])[:n]
             subscribers = subscribers[np.sort(first)]
-        # the least loaded takes the hottest: lexsort is stable, the last key first
-        takers = subscribers[np.lexsort((tie[subscribers], count[subscribers], load[subscribers]))]
-        weights = np.fromiter(map(itemgetter(0), topic.partitions), dtype=np.float64, count=n)
+            by_tie = subscribers[np.argsort(tie[subscribers], kind="stable")]
+        # The least loaded takes the hottest, then the one of fewer partitions, then by tie:
+        # stable sorts of the readers in the order of their ties, by count and load (the last
+        # key first), or by load alone when their counts are all the same (as on a group of
+        # identical subscriptions and full topics): one sort of a topic's readers, not three.
+        counts = count[by_tie]
+        if counts.min() == counts.max():
+            takers = by_tie[_stable_order(load[by_tie])]
+        else:
+            takers = by_tie[np.lexsort((counts, load[by_tie]))]
+        weights = (
+            np.fromiter(map(itemgetter(0), topic.partitions), dtype=np.float64, count=n)
+            if topic.weights is None
+            else topic.weights.astype(np.float64)  # as float() makes them of Python numbers
+        )
         load[takers] += weights if state.uniform else weights * scale[takers]
         count[takers] += 1
         state.placed[t] = takers.tolist()
@@ -1178,7 +1294,7 @@ def _balanced_state(
     :func:`catch_up_plan`), spent by this one; without it the plan has a budget of its own."""
     scale = _scale(group, speeds)
     topics = _topics(group, weights)
-    size = sum(len(t.partitions) for t in topics)
+    size = sum(t.size for t in topics)
     constructions: list[Callable[[_State], None]] = [_construct_by_topic]
     if size <= GLOBAL_CONSTRUCTION_LIMIT:
         constructions.append(_construct_global)
@@ -1188,14 +1304,12 @@ def _balanced_state(
     if scale is not None:
         # what all members finishing together would take, and the heaviest partition on the
         # fastest member
-        heaviest = max((t.partitions[0][0] for t in topics if t.partitions), default=0.0)
+        heaviest = max((t.heaviest for t in topics if t.size), default=0.0)
         # added one after the other as a generator would, at C speed
-        items = itertools.chain.from_iterable(t.partitions for t in topics)
-        total = sum(map(itemgetter(0), items))
+        total = sum(itertools.chain.from_iterable(t.weighed() for t in topics))
         bound = max(total / sum(1 / c for c in scale), heaviest * min(scale))
     else:
-        weighed = map(itemgetter(0), itertools.chain.from_iterable(t.partitions for t in topics))
-        bound = pigeonhole_bound(weighed, len(group.members), empty.global_floor)
+        bound = pigeonhole_bound(_all_weights(topics), len(group.members), empty.global_floor)
     if scale is None and not empty.identical:
         # members that alone read some topics must carry them, whatever the others do
         readers = {t.name: t.subscribers for t in topics}
@@ -1268,6 +1382,18 @@ def _balanced_state(
         else:
             best = _handed_to_owners(group, best, owned)
     return best
+
+
+def _all_weights(topics: Sequence[_Topic]) -> Iterable[float]:
+    """Every topic's weights, for :func:`lagassign.metrics.pigeonhole_bound`: one array when
+    every topic holds its weights as ints on one (the bound sorts them with NumPy), else the
+    Python numbers hottest first, topic after topic."""
+    arrays = [t.weights for t in topics if t.weights is not None and t.weights.dtype.kind == "i"]
+    if arrays and len(arrays) == len(topics):
+        import numpy as np
+
+        return np.concatenate(arrays)
+    return itertools.chain.from_iterable(t.weighed() for t in topics)
 
 
 def _handed_to_owners(group: Group, state: _State, owners: Mapping[TopicPartition, int]) -> _State:
@@ -1453,6 +1579,8 @@ def _worse(a: _State, b: _State) -> bool:
 
 def _to_assignment(group: Group, state: _State) -> Assignment:
     """Each member's partitions in topic order (as Java compares names), then by number."""
+    if sum(map(len, map(attrgetter("partitions"), group.topics.values()))) > ARRAYS_ABOVE:
+        return _to_assignment_on_arrays(group, state)
     assigned: list[list[TopicPartition]] = [[] for _ in group.members]
     in_order = sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name))
     for t, topic in in_order:
@@ -1470,6 +1598,34 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
             else:
                 assigned[m] += sorted(tp for _, tp in items)  # one topic: by partition number
     return Assignment.build(group.members, {m.id: assigned[i] for i, m in enumerate(group.members)})
+
+
+def _to_assignment_on_arrays(group: Group, state: _State) -> Assignment:
+    """:func:`_to_assignment` without a Python step per partition: each partition's member in
+    the order the assignment lists them (:class:`_MemberTotals`: topics as Java orders names,
+    then by number), and a stable sort by member gives each member's partitions in that
+    order."""
+    import numpy as np  # here: it takes a while to load, small groups never get here
+
+    totals = _MemberTotals(group)
+    owner = totals.owners(state)
+    members = len(group.members)
+    # small whole numbers sort by radix: a million in milliseconds; nobody's (-1) sorts last
+    key = owner.astype(np.uint16) if members < 2**16 else np.where(owner < 0, members, owner)
+    in_order = np.argsort(key, kind="stable")
+    counts = np.bincount(owner[owner >= 0], minlength=members).tolist()
+    n = len(totals.partitions)
+    tps = np.fromiter(map(_tp, totals.partitions), dtype=object, count=n)
+    assigned = {}
+    end = 0
+    for member, count in zip(group.members, counts, strict=True):
+        start, end = end, end + count
+        # A member's partitions lie all over memory, and touching each (its reference count)
+        # is most of the time here: NumPy's take touches them in a loop of its own, several
+        # at once, three times as fast as a Python call per partition; the tuple is then made
+        # of partitions just touched.
+        assigned[member.id] = tuple(tps.take(in_order[start:end]).tolist())
+    return Assignment(assigned)
 
 
 def catch_up_plan(
@@ -1672,10 +1828,12 @@ class _MemberTotals:
         #: among them (None when they are numbered 0, 1, 2, …: the number is the place)
         self.start: dict[str, tuple[int, dict[int, int] | None]] = {}
         for name in sorted(group.topics, key=java_order):
-            numbered = sorted(group.topics[name].partitions, key=attrgetter("partition"))
-            numbers = [p.partition for p in numbered]
-            dense = not numbers or (numbers[0], numbers[-1]) == (0, len(numbers) - 1)
-            place = None if dense else {n: i for i, n in enumerate(numbers)}
+            # a Topic keeps its partitions in number order, each number once: numbered 0 to
+            # n - 1 when the first is 0 and the last n - 1
+            numbered = group.topics[name].partitions
+            n = len(numbered)
+            dense = not n or (numbered[0].partition, numbered[-1].partition) == (0, n - 1)
+            place = None if dense else {p.partition: i for i, p in enumerate(numbered)}
             self.start[name] = (len(self.partitions), place)
             self.partitions += numbered
 
