@@ -10,13 +10,16 @@ the group) is its own; Java runs the same group twice in one JVM and the warm ru
 
     .venv/bin/python bench/speed.py [--scale 1.0]
 
-Prints a table per shape and writes bench/results/speed.json and speed.md.
+Prints a table per shape and writes bench/results/speed.json and speed.md, with the machine's
+load (``os.getloadavg``) before and after: the times are wall clock, which a loaded machine
+stretches (Java's warm run most), so the ratios move with the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -141,14 +144,27 @@ def main() -> None:
     ]
     measured = []
     lines: list[str] = []
+    before = os.getloadavg()
     for topics, partitions, members in shapes:
         results, table = run_shape(topics, partitions, members)
         shape = {"topics": topics, "partitions_per_topic": partitions, "members": members}
         measured.append({**shape, "results": results})
         lines += [*table, ""]
+    after = os.getloadavg()
+    load = {"before": list(before), "after": list(after)}
+    lines.append(
+        "Load average (1, 5, 15 min) "
+        + ", ".join(f"{x:.2f}" for x in before)
+        + " before, "
+        + ", ".join(f"{x:.2f}" for x in after)
+        + " after, on "
+        + f"{os.cpu_count()} cores; wall clock, which load stretches."
+    )
     RESULTS.mkdir(exist_ok=True)
     # the first shape's keys at the top, as before; the others under "also"
-    (RESULTS / "speed.json").write_text(json.dumps({**measured[0], "also": measured[1:]}, indent=1))
+    (RESULTS / "speed.json").write_text(
+        json.dumps({**measured[0], "also": measured[1:], "load": load}, indent=1)
+    )
     (RESULTS / "speed.md").write_text("\n".join(lines))
 
 
