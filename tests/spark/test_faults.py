@@ -345,3 +345,20 @@ def test_the_run_time_counts_every_step_spark_start_included() -> None:
         r"the report 0 s\)",
         said,
     ), said
+
+
+def test_a_sigterm_in_a_deferred_section_ends_the_run_when_the_section_ends() -> None:
+    """A SIGTERM that comes while threading's locks are in use (a progress thread starting or
+    being joined) is held back, not raised there, and ends the run as the section ends: raised
+    in the middle, it broke the lock and the run ended on a RuntimeError with status 1."""
+    from lagassign.spark import pipeline
+
+    finished = False
+    with pipeline._sigterm_unwinds(), pytest.raises(pipeline.Terminated):
+        with pipeline._sigterm_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            with pipeline._sigterm_deferred():  # nested: still held at the inner end
+                pass
+            finished = True
+    assert finished
+    assert not pipeline._Deferral.pending and pipeline._Deferral.held == 0

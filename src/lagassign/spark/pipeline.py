@@ -456,14 +456,16 @@ class _Clock:
             watcher = threading.Thread(
                 target=self._watch, args=(message, done), daemon=True, name="lagassign-progress"
             )
-            watcher.start()
+            with _sigterm_deferred():
+                watcher.start()
         try:
             yield
         finally:
-            done.set()
-            self.current = None
-            if watcher is not None:
-                watcher.join(timeout=1)
+            with _sigterm_deferred():
+                done.set()
+                self.current = None
+                if watcher is not None:
+                    watcher.join(timeout=1)
         self.seconds[name] = round(time.monotonic() - start, 3)
         log.info("%s: done in %.1f s", message, self.seconds[name])
 
@@ -786,9 +788,36 @@ class Terminated(BaseException):
     (staging folder removed, Spark stopped) instead of dying where it stands."""
 
 
+class _Deferral:
+    #: how many _sigterm_deferred sections the main thread is in, and whether a SIGTERM came
+    #: during one
+    held = 0
+    pending = False
+
+
+@contextmanager
+def _sigterm_deferred() -> Iterator[None]:
+    """Holds a SIGTERM back until the section ends. Threading's own locks do not survive an
+    exception raised in their middle: ``Terminated`` raised while ``Thread.start`` waited on
+    its condition left the lock released twice, and the run ended on ``RuntimeError: release
+    unlocked lock`` with a traceback and status 1 instead of 143 (seen once in a fresh-clone
+    CI run, the signal sent as "reading the input ..." was logged)."""
+    _Deferral.held += 1
+    try:
+        yield
+    finally:
+        _Deferral.held -= 1
+    if _Deferral.held == 0 and _Deferral.pending:
+        _Deferral.pending = False
+        raise Terminated
+
+
 @contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
     def terminated(signum: int, frame: object) -> None:
+        if _Deferral.held:
+            _Deferral.pending = True
+            return
         raise Terminated
 
     if threading.current_thread() is not threading.main_thread():
