@@ -354,11 +354,14 @@ def test_a_sigterm_in_a_deferred_section_ends_the_run_when_the_section_ends() ->
     from lagassign.spark import pipeline
 
     finished = False
-    with pipeline._sigterm_unwinds(), pytest.raises(pipeline.Terminated):
-        with pipeline._sigterm_deferred():
-            os.kill(os.getpid(), signal.SIGTERM)
-            with pipeline._sigterm_deferred():  # nested: still held at the inner end
-                pass
-            finished = True
+    with (
+        pipeline._sigterm_unwinds(),
+        pytest.raises(pipeline.Terminated),
+        pipeline._sigterm_deferred(),
+    ):
+        os.kill(os.getpid(), signal.SIGTERM)
+        with pipeline._sigterm_deferred():  # nested: still held at the inner end
+            pass
+        finished = True
     assert finished
     assert not pipeline._Deferral.pending and pipeline._Deferral.held == 0
