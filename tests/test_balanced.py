@@ -378,27 +378,69 @@ def test_count_bound_is_a_lower_bound(seed: int, speeds: bool):
         assert least <= max_lag(g, BalancedAssignor(sticky=False))
 
 
+def _mixed_group(
+    rng: random.Random, topics: int, partitions: tuple[int, int], members: int, mixed: bool
+) -> Group:
+    """Up to ``topics`` topics of ``partitions`` (low, high) partitions with tied and zero
+    lags among others, on 2 to ``members`` members; subscriptions differ if ``mixed``."""
+    names_ = [f"t{t}" for t in range(rng.randint(1, topics))]
+    built = [
+        lag_topic(
+            n, [rng.choice((0, 0, 5, rng.randint(0, 10**5))) for _ in range(rng.randint(*partitions))]
+        )
+        for n in names_
+    ]
+    subscribed = [
+        frozenset(rng.sample(names_, rng.randint(1, len(names_))) if mixed else names_)
+        for _ in range(rng.randint(2, members))
+    ]
+    return Group.of(built, [Member(f"m{i}", s) for i, s in enumerate(subscribed)])
+
+
+def _split_case(seed: int) -> tuple[Group, dict, dict | None, dict | None]:  # type: ignore[type-arg]
+    """A small group where splits run: whole or fractional weights, member speeds, owned
+    partitions, mixed subscriptions, by seed."""
+    rng = random.Random(seed)
+    g = _mixed_group(rng, 3, (6, 24), 5, mixed=seed % 2 == 1)
+    ids = [m.id for m in g.members]
+    speeds = {m: rng.choice((0.5, 1.0, 3.0)) for m in ids} if seed % 3 == 0 else None
+    lags = group_lags(g)
+    weights = {tp: lag + 0.25 * (seed % 4 == 1) for tp, lag in lags.items()}
+    owners = {tp: rng.choice(ids) for tp in lags} if seed % 4 == 2 else None
+    return g, weights, owners, speeds
+
+
+def test_splits_on_arrays_are_the_loops(monkeypatch):
+    """_Search.split finds its best combination with NumPy from VECTOR_SPLITS combinations on
+    (lightest_split_on_arrays): the same plans to the last bit as with the dictionary
+    (lightest_split), on 40 small groups of every kind (_split_case); and the arrays are used."""
+    on_arrays = 0
+    looked_at = balanced._Search.lightest_split_on_arrays
+
+    def counted(self, *args):  # type: ignore[no-untyped-def]
+        nonlocal on_arrays
+        on_arrays += 1
+        return looked_at(self, *args)
+
+    monkeypatch.setattr(balanced._Search, "lightest_split_on_arrays", counted)
+    for seed in range(40):
+        g, weights, owners, speeds = _split_case(seed)
+        plans = []
+        for vector_from in (1, 10**9):
+            monkeypatch.setattr(balanced, "VECTOR_SPLITS", vector_from)
+            plans.append(balanced.balance(g, weights, owners=owners, speeds=speeds))
+        assert plans[0] == plans[1], seed
+    assert on_arrays > 100
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_double_swaps_on_arrays_are_the_loops(seed: int, monkeypatch):
     """best_double pairs many swaps with NumPy (best_pair_of_swaps, from VECTOR_DOUBLE_SWAPS
     on): the same plans to the last bit as its loop, with owned partitions, tied and zero
     lags, mixed subscriptions and member speeds."""
     rng = random.Random(seed)
-    names_ = [f"t{t}" for t in range(rng.randint(1, 4))]
-    topics = [
-        lag_topic(
-            n, [rng.choice((0, 0, 5, rng.randint(0, 10**5))) for _ in range(rng.randint(20, 90))]
-        )
-        for n in names_
-    ]
-    members = [
-        Member(
-            f"m{i}",
-            frozenset(rng.sample(names_, rng.randint(1, len(names_))) if seed % 2 else names_),
-        )
-        for i in range(rng.randint(2, 5))
-    ]
-    g = Group.of(topics, members)
+    g = _mixed_group(rng, 4, (20, 90), 5, mixed=seed % 2 == 1)
+    members = g.members
     speeds = {m.id: rng.choice((0.5, 1.0, 3.0)) for m in members} if seed % 3 == 0 else None
     weights = {tp: float(lag) for tp, lag in group_lags(g).items()}
     plans = []

@@ -100,6 +100,8 @@ MIN_GAIN = 1e-4
 MAX_DOUBLE_SWAPS = 4_000
 #: from this many same-topic swaps on, double swaps are paired with NumPy (the same pairs)
 VECTOR_DOUBLE_SWAPS = 200
+#: from this many combinations on, a split's best is found with NumPy (the same one)
+VECTOR_SPLITS = 64
 #: above this many partitions, only the member at the largest load looks for double swaps:
 #: there one giver's look may cost half the budget (a swap per topic per taker: 1M on 500
 #: topics and 2,000 members), and on the 1M-partition benchmark (bench/speed.py) the one giver
@@ -750,6 +752,9 @@ def _equal_pairs(pairs: Iterable[tuple[int, Sequence[_Item], Sequence[_Item]]]) 
     return equal
 
 
+_weight = itemgetter(0)
+
+
 def _nearest(
     held: Sequence[tuple[float, TopicPartition]], target: float
 ) -> Iterable[tuple[float, TopicPartition]]:
@@ -772,14 +777,17 @@ class _Search:
         #: the topics whose subscribers do not all hold as many partitions (ceiling > floor):
         #: the only ones a partition may leave without one coming back
         self.uneven: set[int] = set()
+        # Per topic, the count a member holds at its ceiling and at its floor where the two
+        # differ, else -1 (no count): the look-ups below run millions of times.
+        uneven = [topic.ceil > topic.floor for topic in state.topics]
+        self.ceils = [t.ceil if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
+        self.floors = [t.floor if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
 
     def at_ceil(self, t: int, m: int) -> bool:
-        topic = self.state.topics[t]
-        return topic.ceil > topic.floor and len(self.state.holds(t, m)) == topic.ceil
+        return len(self.state.holds(t, m)) == self.ceils[t]
 
     def at_floor(self, t: int, m: int) -> bool:
-        topic = self.state.topics[t]
-        return topic.ceil > topic.floor and len(self.state.holds(t, m)) == topic.floor
+        return len(self.state.holds(t, m)) == self.floors[t]
 
     def may_move_total(self, giver: int, taker: int) -> bool:
         s = self.state
@@ -910,9 +918,12 @@ class _Search:
             self.budget -= len(common)  # each topic's holdings looked up (see takers)
         move_total = self.may_move_total(giver, taker)
         # handing over weight in (0, most) lowers the larger load; its best is at `even`
-        most = gap / s.scale[taker]
-        even = gap / (s.scale[giver] + s.scale[taker])
+        sg, st = s.scale[giver], s.scale[taker]
+        most = gap / st
+        even = gap / (sg + st)
         floor = self.floor_gain(best)
+        holds, ceils, floors = s.holds, self.ceils, self.floors
+        best_gain = -math.inf if best is None else best.gain
         for t in common:
             most_here = reach.get(t)
             if most_here is None:
@@ -923,23 +934,31 @@ class _Search:
                 self.budget -= most_here[1]
                 continue
             mine = s.held[(t, giver)]
-            theirs = s.holds(t, taker)
-            movable = move_total and self.at_ceil(t, giver) and self.at_floor(t, taker)
+            theirs = holds(t, taker)
+            movable = move_total and len(mine) == ceils[t] and len(theirs) == floors[t]
             self.budget -= len(mine)
             # Handing over weight w lowers the giver's load by w × its scale at most: the
             # lightest partitions, up to what the best so far gains, cannot beat it.
-            light = bisect.bisect_right(mine, floor / s.scale[giver], key=itemgetter(0))
+            light = bisect.bisect_right(mine, floor / sg, key=_weight)
+            few = len(theirs) <= 1
             for item in itertools.islice(mine, light, None):
                 w = item[0]
                 if movable and 0 < w < most:
-                    gain = self.gain(giver, taker, gap, w)
-                    if best is None or gain > best.gain:
+                    gain = min(w * sg, gap - w * st)  # self.gain, inline: it runs most
+                    if gain > best_gain:
+                        best_gain = gain
                         best = _Exchange(gain, giver, taker, ((t, item),))
-                for other in _nearest(theirs, w - even):
+                if few:
+                    near = theirs
+                else:  # _nearest, inline
+                    i = bisect.bisect_left(theirs, w - even, key=_weight)
+                    near = theirs[i - 1 : i + 1] if i else theirs[:1]
+                for other in near:
                     d = w - other[0]
                     if 0 < d < most:
-                        gain = self.gain(giver, taker, gap, d)
-                        if best is None or gain > best.gain:
+                        gain = min(d * sg, gap - d * st)
+                        if gain > best_gain:
+                            best_gain = gain
                             best = _Exchange(gain, giver, taker, ((t, item),), ((t, other),))
             floor = self.floor_gain(best)
         if len(common) > 1 and not self.uneven.isdisjoint(common):
@@ -953,8 +972,17 @@ class _Search:
         # floor, and takes back one of a topic where the roles are reversed: every member's
         # counts stay within their floors and ceilings.
         s = self.state
-        out_topics = [t for t in common if self.at_ceil(t, giver) and self.at_floor(t, taker)]
-        back_topics = [u for u in common if self.at_floor(u, giver) and self.at_ceil(u, taker)]
+        holds, ceils, floors = s.holds, self.ceils, self.floors
+        out_topics = [
+            t
+            for t in common
+            if len(holds(t, giver)) == ceils[t] and len(holds(t, taker)) == floors[t]
+        ]
+        back_topics = [
+            u
+            for u in common
+            if len(holds(u, giver)) == floors[u] and len(holds(u, taker)) == ceils[u]
+        ]
         if not out_topics or not back_topics:
             return best
         most = gap / s.scale[taker]
@@ -1012,21 +1040,24 @@ class _Search:
                     continue
             swaps = [
                 (mine[0] - theirs[0], t, mine, theirs)
-                for t, held in holdings
-                if t in theirs_of
+                for t, held, their_items in pairs
                 for mine in held
-                for theirs in s.held.get((t, taker), ())
+                for theirs in their_items
+                if mine[0] != theirs[0]
             ]
-            swaps = sorted(swap for swap in swaps if swap[0])
-            deltas = [d for d, *_ in swaps]
+            swaps.sort()
+            deltas = [swap[0] for swap in swaps]
+            sg, st = s.scale[giver], s.scale[taker]
+            best_gain = -math.inf if best is None else best.gain
             for d1, t1, mine1, theirs1 in swaps:
                 j = bisect.bisect_left(deltas, even - d1)
-                for d2, t2, mine2, theirs2 in swaps[max(j - 2, 0) : j + 2]:
+                for d2, t2, mine2, theirs2 in swaps[j - 2 if j > 2 else 0 : j + 2]:
                     d = d1 + d2
                     if not 0 < d < most or mine1 is mine2 or theirs1 is theirs2:
                         continue
-                    gain = self.gain(giver, taker, gap, d)
-                    if best is None or gain > best.gain:
+                    gain = min(d * sg, gap - d * st)  # self.gain, inline: it runs most
+                    if gain > best_gain:
+                        best_gain = gain
                         best = _Exchange(
                             gain,
                             giver,
@@ -1159,7 +1190,7 @@ class _Search:
             fixed = s.load[giver] - sum(w for _, mine, _, _ in pools for w, _ in mine)
             total = s.load[giver] + s.load[taker]
 
-            def loads(weight: float) -> tuple[float, float]:
+            def loads(weight: Any) -> tuple[Any, Any]:  # a weight, or an array of them
                 return fixed + weight, total - fixed - weight
         else:
             sg, st = s.scale[giver], s.scale[taker]
@@ -1169,7 +1200,7 @@ class _Search:
             fixed_g = s.load[giver] - mine_total * sg
             fixed_t = s.load[taker] - theirs_total * st
 
-            def loads(weight: float) -> tuple[float, float]:
+            def loads(weight: Any) -> tuple[Any, Any]:  # a weight, or an array of them
                 return fixed_g + weight * sg, fixed_t + (pooled - weight) * st
 
         # Per topic, every way the giver may end up with its pooled partitions: (change in its
@@ -1183,6 +1214,39 @@ class _Search:
                 sums = map(sum, itertools.combinations(weights, k))
                 here += zip(itertools.repeat(k - len(mine)), sums, itertools.count(len(here)))
             choices.append(here)
+        if work >= VECTOR_SPLITS:
+            lightest = self.lightest_split_on_arrays(giver, taker, choices, loads)
+        else:
+            lightest = self.lightest_split(giver, taker, choices, loads)
+        if lightest is None:
+            return None
+        weight, chosen = lightest
+        gain = s.load[giver] - max(loads(weight))
+        if gain <= self.threshold:
+            return None
+        out: list[_Held] = []
+        back: list[_Held] = []
+        for (t, mine, theirs, counts), i in zip(pools, chosen, strict=True):
+            picks = itertools.chain.from_iterable(
+                itertools.combinations((*mine, *theirs), k) for k in counts
+            )
+            pick = next(itertools.islice(picks, i, None))
+            kept, had = set(pick), set(mine)
+            out += [(t, item) for item in mine if item not in kept]
+            back += [(t, item) for item in pick if item not in had]
+        return _Exchange(gain, giver, taker, tuple(out), tuple(back))
+
+    def lightest_split(
+        self,
+        giver: int,
+        taker: int,
+        choices: Sequence[Sequence[tuple[int, float, int]]],
+        loads: Callable[[float], tuple[float, float]],
+    ) -> tuple[float, tuple[int, ...]] | None:
+        """Of :meth:`split`'s ``choices`` (per topic, every way the giver may end up with its
+        pooled partitions: change in its count, the weight it takes, which pick), one per topic,
+        the combination whose larger load is least and the counts allow: its weight and picks.
+        """
         # (change in the giver's count, its share of the pooled weight) -> the picks that make
         # it, one per topic (the first found, as they are enumerated)
         shares: dict[tuple[int, float], tuple[int, ...]] = {(0, 0.0): ()}
@@ -1195,21 +1259,35 @@ class _Search:
         options = [key for key in shares if self.may_change_totals(giver, taker, key[0])]
         if not options:
             return None
-        delta, weight = min(options, key=lambda k: max(loads(k[1])))
-        gain = s.load[giver] - max(loads(weight))
-        if gain <= self.threshold:
+        key = min(options, key=lambda k: max(loads(k[1])))
+        return key[1], shares[key]
+
+    def lightest_split_on_arrays(
+        self,
+        giver: int,
+        taker: int,
+        choices: Sequence[Sequence[tuple[int, float, int]]],
+        loads: Callable[[Any], tuple[Any, Any]],
+    ) -> tuple[float, tuple[int, ...]] | None:
+        """:meth:`lightest_split` on arrays, for many combinations, to the last bit: every
+        combination in the order the dictionary meets them (the first topic's pick varies
+        slowest), its weight summed from 0.0 topic after topic as there; the first of the least
+        larger loads is the first key the dictionary holds with it, and its first picks."""
+        import numpy as np  # here: it takes a while to load, small groups never get here
+
+        deltas = np.zeros(1, dtype=np.int64)
+        weights = np.zeros(1)
+        for here in choices:
+            deltas = np.add.outer(deltas, [d for d, _, _ in here]).ravel()
+            weights = np.add.outer(weights, np.array([w for _, w, _ in here], float)).ravel()
+        counted, where = np.unique(deltas, return_inverse=True)
+        allowed = np.array([self.may_change_totals(giver, taker, d) for d in counted.tolist()])
+        if not allowed.any():
             return None
-        out: list[_Held] = []
-        back: list[_Held] = []
-        for (t, mine, theirs, counts), i in zip(pools, shares[(delta, weight)], strict=True):
-            picks = itertools.chain.from_iterable(
-                itertools.combinations((*mine, *theirs), k) for k in counts
-            )
-            pick = next(itertools.islice(picks, i, None))
-            kept, had = set(pick), set(mine)
-            out += [(t, item) for item in mine if item not in kept]
-            back += [(t, item) for item in pick if item not in had]
-        return _Exchange(gain, giver, taker, tuple(out), tuple(back))
+        larger = np.where(allowed[where], np.maximum(*loads(weights)), np.inf)
+        at = int(np.argmin(larger))
+        picks = np.unravel_index(at, [len(here) for here in choices])
+        return weights[at].item(), tuple(int(i) for i in picks)
 
     def may_change_totals(self, giver: int, taker: int, delta: int) -> bool:
         """Whether the giver may end with ``delta`` more partitions in all (the taker with as
