@@ -206,6 +206,13 @@ class _Topic:
             return self.weights[0].item()  # type: ignore[no-any-return]
         return self.partitions[0][0]
 
+    def item(self, i: int) -> tuple[float, TopicPartition]:
+        """The ``i``-th (weight, partition), hottest first, without making the others: equal to
+        ``partitions[i]``."""
+        if self.listed is None and self.weights is not None:
+            return self.weights[i].item(), self.source[self.places[i]].tp
+        return self.partitions[i]
+
     def weighed(self) -> Iterable[float]:
         """The weights hottest first, as Python numbers."""
         if self.listed is None and self.weights is not None:
@@ -231,46 +238,75 @@ class _State:
     scale: list[float]
     #: every scale is 1: loads are plain totals (and results exactly those of equal members)
     uniform: bool = True
-    #: (topic index, member) -> that member's partitions of the topic, lightest first
+    #: (topic index, member) -> that member's partitions of the topic, lightest first. For a
+    #: topic still in ``placed``, only the holdings something has read (:meth:`holds`)
     held: dict[tuple[int, int], list[tuple[float, TopicPartition]]] = field(default_factory=dict)
     #: topic index -> the member of each partition (in the topic's order), for topics where
-    #: nobody takes more than one; written into ``held`` only if the search needs it, because
-    #: on huge groups that is most of the work and the construction often reaches the bound.
-    #: A topic stays here while nothing of it changes hands (:meth:`give`, :meth:`take`), so
-    #: that turning the state into an assignment can take the topic whole
+    #: nobody takes more than one. Their holdings are written into ``held`` one at a time as
+    #: something reads them, and a topic whole only when something of it changes hands
+    #: (:meth:`give`, :meth:`take`), which then takes it from here: on huge groups writing every
+    #: holding was most of the work, and the search reads a few thousand of a million
+    #: (bench/speed.py's time-aware plan). A topic left here is taken whole by the assignment.
     placed: dict[int, list[int]] = field(default_factory=dict)
+    #: topic index -> each member's place among the topic's partitions (-1: it holds none), for
+    #: topics in ``placed`` whose holdings something has read
+    places_of: dict[int, array[int]] = field(default_factory=dict)
     global_floor: int = 0
     global_ceil: int = 0
     #: ``held`` has every topic's holdings, ``placed`` ones included
     materialized: bool = False
 
     def materialize(self) -> None:
-        """Write ``placed`` into ``held``."""
+        """Write ``placed`` into ``held`` (what the reads wrote stays as it is)."""
         if self.materialized:
             return
-        for t, members in self.placed.items():
-            # held[(t, m)] = [item] for each member and its item, at C speed
-            keys = zip(itertools.repeat(t), members)
-            self.held.update(zip(keys, map(list, zip(self.topics[t].partitions)), strict=True))
+        for t in self.placed:
+            self._write(t)
         self.materialized = True
 
+    def _write(self, t: int) -> None:
+        """Every holding of ``t``, a topic in ``placed``, into ``held``, at C speed."""
+        keys = zip(itertools.repeat(t), self.placed[t])
+        _each(self.held.setdefault, keys, map(list, zip(self.topics[t].partitions)))
+
     def holding(self, t: int, m: int) -> list[tuple[float, TopicPartition]]:
+        """What ``m`` holds of topic ``t``, to change (not of a topic in ``placed``)."""
         return self.held.setdefault((t, m), [])
 
     def holds(self, t: int, m: int) -> Sequence[tuple[float, TopicPartition]]:
         """What ``m`` holds of topic ``t``, to read: no empty holding is written for it."""
-        return self.held.get((t, m), ())
+        found = self.held.get((t, m))
+        if found is not None:
+            return found
+        return self._read(t, m) if t in self.placed else ()
+
+    def _read(self, t: int, m: int) -> Sequence[tuple[float, TopicPartition]]:
+        """:meth:`holds` of a topic in ``placed`` whose holding of ``m`` is not written yet:
+        written now, so that every read gives the same list."""
+        places = self.places_of.get(t)
+        if places is None:
+            places = self.places_of[t] = array("q", [-1]) * len(self.load)
+            _each(places.__setitem__, self.placed[t], range(len(self.placed[t])))
+        i = places[m]
+        if i < 0:
+            return ()
+        held = self.held[(t, m)] = [self.topics[t].item(i)]
+        return held
 
     def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
-        if self.placed:
-            self.placed.pop(t, None)
+        if self.placed and t in self.placed:
+            self._write(t)
+            del self.placed[t]
+            self.places_of.pop(t, None)
         bisect.insort(self.holding(t, m), item)
         self.load[m] += item[0] * self.scale[m]
         self.count[m] += 1
 
     def take(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
-        if self.placed:
-            self.placed.pop(t, None)
+        if self.placed and t in self.placed:
+            self._write(t)
+            del self.placed[t]
+            self.places_of.pop(t, None)
         held = self.held[(t, m)]
         del held[bisect.bisect_left(held, item)]
         self.load[m] -= item[0] * self.scale[m]
@@ -808,7 +844,6 @@ class _Search:
         load = self.state.load
         if not load or max(load) <= target:
             return  # nothing to improve, or nothing can be better
-        self.state.materialize()
         self.subscribed = [set() for _ in load]
         for t, topic in enumerate(self.state.topics):
             _each(set.add, map(self.subscribed.__getitem__, topic.subscribers), itertools.repeat(t))
@@ -896,7 +931,7 @@ class _Search:
         scale = s.scale[giver]
         reach = {}
         for t in self.subscribed[giver]:
-            mine = s.held.get((t, giver))
+            mine = s.holds(t, giver)
             if mine:
                 reach[t] = (mine[-1][0] * scale, len(mine))
         return reach
@@ -936,7 +971,7 @@ class _Search:
             if most_here[0] <= floor:
                 self.budget -= most_here[1]
                 continue
-            mine = s.held[(t, giver)]
+            mine = holds(t, giver)
             theirs = holds(t, taker)
             movable = move_total and len(mine) == ceils[t] and len(theirs) == floors[t]
             self.budget -= len(mine)
@@ -992,7 +1027,7 @@ class _Search:
         most = gap / s.scale[taker]
         even = gap / (s.scale[giver] + s.scale[taker])
         for t in out_topics:
-            for item in s.held.get((t, giver), ()):
+            for item in s.holds(t, giver):
                 w = item[0]
                 if w * s.scale[giver] <= self.floor_gain(best):
                     self.budget -= len(back_topics)  # cannot win (see best_with)
@@ -1014,7 +1049,7 @@ class _Search:
         s = self.state
         best: _Exchange | None = None
         # the giver's holdings, looked up once rather than once per taker
-        holdings = [(t, s.held[(t, giver)]) for t in self.reach(giver)]
+        holdings = [(t, s.holds(t, giver)) for t in self.reach(giver)]
         for taker in self.takers():
             gap = s.load[giver] - s.load[taker]
             top = self.most_gain(giver, taker, gap)
@@ -1029,7 +1064,7 @@ class _Search:
             pairs = [
                 (t, held, theirs)
                 for t, held in holdings
-                if t in theirs_of and (theirs := s.held.get((t, taker)))
+                if t in theirs_of and (theirs := s.holds(t, taker))
             ]
             listed = sum(len(held) * len(theirs) for _, held, theirs in pairs)
             self.budget -= listed  # what listing them takes, searched or not
