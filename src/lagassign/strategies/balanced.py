@@ -251,7 +251,7 @@ class _State:
     #: topic index -> each member's place among the topic's partitions (-1: it holds none), for
     #: topics in ``placed``: made by the construction on arrays, else when something reads the
     #: topic's holdings
-    places_of: dict[int, Sequence[int] | NDArray[np.intp]] = field(default_factory=dict)
+    places_of: dict[int, Sequence[int] | NDArray[np.int32]] = field(default_factory=dict)
     global_floor: int = 0
     global_ceil: int = 0
     #: ``held`` has every topic's holdings, ``placed`` ones included
@@ -334,7 +334,7 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
     for name in read:
         subscribers = readers[name]  # shared by topics of the same readers: never changed
         partitions = group.topics[name].partitions
-        heat: list[float]
+        heat: list[float] | NDArray[np.float64]
         if weights is None:
             heat = topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
         elif isinstance(weights, _Column):
@@ -352,10 +352,11 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
             total = sum(heat) if hottest.dtype.kind == "i" else sum(hottest.tolist())
         else:
             # Hottest first, equal weights in partition order: the sort is stable.
-            order = hottest_first(heat)
+            numbers = heat if isinstance(heat, list) else heat.tolist()  # a column's floats
+            order = hottest_first(numbers)
             tps = list(map(_tp, partitions))
             parts = list(
-                zip(map(heat.__getitem__, order), map(tps.__getitem__, order), strict=True)
+                zip(map(numbers.__getitem__, order), map(tps.__getitem__, order), strict=True)
             )
             topic = _Topic(name, subscribers, n // s, -(-n // s), array("q", order), parts)
             heaviest = parts[0][0] if parts else 0
@@ -366,17 +367,24 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
     return [topic for _, topic in keyed]
 
 
-def _ordered_on_array(heat: list[float]) -> tuple[NDArray[np.intp], NDArray[Any]] | None:
+def _ordered_on_array(
+    heat: list[float] | NDArray[np.float64],
+) -> tuple[NDArray[np.intp], NDArray[Any]] | None:
     """:func:`hottest_first` of ``heat`` and the weights in that order, on arrays (a million
     weights sorted in Python took a sixth of a second); None unless the weights are all ints
     within 64 bits or all floats and not NaN: then an array holds them exactly and orders them
-    as Python does."""
+    as Python does. ``heat``: Python numbers, or floats on an array (:class:`_Column`)."""
     import numpy as np  # here: it takes a while to load, small groups never get here
 
-    values = np.array(heat) if heat else np.zeros(0, dtype=np.int64)
-    if values.dtype.kind == "f":
+    if isinstance(heat, np.ndarray):
+        values = heat
+        mixed = False
+    else:
+        values = np.array(heat) if heat else np.zeros(0, dtype=np.int64)
         # a float array may come from ints and floats mixed, which Python adds otherwise
-        if set(map(type, heat)) != {float} or np.isnan(values).any():
+        mixed = values.dtype.kind == "f" and set(map(type, heat)) != {float}
+    if values.dtype.kind == "f":
+        if mixed or np.isnan(values).any():
             return None
     elif values.dtype.kind != "i":
         return None
@@ -543,7 +551,7 @@ def _construct_one_each(state: _State) -> None:
         # each member's place among the topic's partitions, for the search's reads
         # (:meth:`_State.holds`): here in microseconds, where a Python step per partition takes
         # a fifth of a millisecond a topic
-        places = state.places_of[t] = np.full(len(state.load), -1, dtype=np.intp)
+        places = state.places_of[t] = np.full(len(state.load), -1, dtype=np.int32)
         places[takers] = np.arange(n)
     state.load[:] = load.tolist()
     state.count[:] = count.tolist()
@@ -1716,10 +1724,18 @@ def _worse(a: _State, b: _State) -> bool:
     return sorted(a.load, reverse=True) > sorted(b.load, reverse=True)
 
 
-def _to_assignment(group: Group, state: _State) -> Assignment:
-    """Each member's partitions in topic order (as Java compares names), then by number."""
+def _to_assignment(
+    group: Group,
+    state: _State,
+    totals: _MemberTotals | None = None,
+    owner: NDArray[np.intp] | None = None,
+) -> Assignment:
+    """Each member's partitions in topic order (as Java compares names), then by number.
+
+    ``totals`` (of ``group``) and ``owner`` (its :meth:`_MemberTotals.owners` of ``state``),
+    when known, are not made again for the assignment on arrays."""
     if sum(map(len, map(attrgetter("partitions"), group.topics.values()))) > ARRAYS_ABOVE:
-        return _to_assignment_on_arrays(group, state)
+        return _to_assignment_on_arrays(group, state, totals, owner)
     assigned: list[list[TopicPartition]] = [[] for _ in group.members]
     in_order = sorted(enumerate(state.topics), key=lambda e: java_order(e[1].name))
     for t, topic in in_order:
@@ -1739,15 +1755,20 @@ def _to_assignment(group: Group, state: _State) -> Assignment:
     return Assignment.build(group.members, {m.id: assigned[i] for i, m in enumerate(group.members)})
 
 
-def _to_assignment_on_arrays(group: Group, state: _State) -> Assignment:
+def _to_assignment_on_arrays(
+    group: Group,
+    state: _State,
+    totals: _MemberTotals | None = None,
+    owner: NDArray[np.intp] | None = None,
+) -> Assignment:
     """:func:`_to_assignment` without a Python step per partition: each partition's member in
     the order the assignment lists them (:class:`_MemberTotals`: topics as Java orders names,
     then by number), and a stable sort by member gives each member's partitions in that
     order."""
     import numpy as np  # here: it takes a while to load, small groups never get here
 
-    totals = _MemberTotals(group)
-    owner = totals.owners(state)
+    totals = _MemberTotals(group) if totals is None else totals
+    owner = totals.owners(state) if owner is None else owner
     members = len(group.members)
     # small whole numbers sort by radix: a million in milliseconds; nobody's (-1) sorts last
     key = owner.astype(np.uint16) if members < 2**16 else np.where(owner < 0, members, owner)
@@ -1857,11 +1878,23 @@ def catch_up_plan(
     def weighed(horizon: float) -> _Column:
         """lag + horizon × rate_in, per partition (NumPy's arithmetic is Python's, a
         partition at a time: the same weights, to the last bit)"""
-        return _Column(totals, (backlogs + horizon * inflows).tolist())
+        return _Column(totals, backlogs + horizon * inflows)
+
+    #: the plan judged last and its owners (:meth:`_MemberTotals.owners`): the plan taken is
+    #: mostly the one judged last, and its owners list its assignment too
+    judged: list[tuple[_State, NDArray[np.intp]]] = []
+
+    def owner_of(plan: _State) -> NDArray[np.intp]:
+        if not judged or judged[0][0] is not plan:
+            judged[:] = [(plan, totals.owners(plan))]
+        return judged[0][1]
+
+    def listed(plan: _State) -> Assignment:
+        return _to_assignment(group, plan, totals, owner_of(plan))
 
     def slowest(plan: _State) -> float:
         """the largest catch-up time (:func:`lagassign.rates.member_catch_up`, exactly)"""
-        owner = totals.owners(plan)
+        owner = owner_of(plan)
         read = totals.sum(owner, reads) if reads is not None else [0.0] * len(group.members)
         times = (
             catch_up_time(b, r, speeds[m.id], lower_bound=shared, reads=o, window=window)
@@ -1918,7 +1951,13 @@ def catch_up_plan(
             return max(
                 slowest(plan),
                 totals.handed_over(
-                    group.members, plan, current, backlogs, inflows, speeds, handover_pause
+                    group.members,
+                    owner_of(plan),
+                    current,
+                    backlogs,
+                    inflows,
+                    speeds,
+                    handover_pause,
                 ),
             )
 
@@ -1935,18 +1974,18 @@ def catch_up_plan(
             kept = _kept_state(group, weighed(allowed), owners, speeds, work, limit)
             tried.append((paused(kept), kept))
             if tried[-1][0] <= allowed:
-                return _to_assignment(group, kept)
+                return listed(kept)
         for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
             kept = plan_for(weights, owners, within)
             tried.append((paused(kept), kept))
             if tried[-1][0] <= allowed:
-                return _to_assignment(group, kept)
+                return listed(kept)
         # none within the tolerance: the fresh plan, unless its handovers' pause makes one
         # that keeps more sooner (the first of the least time)
         time, kept = min(tried, key=itemgetter(0), default=(math.inf, best))
         if fresh_time > best_time and time < fresh_time:
-            return _to_assignment(group, kept)
-    return _to_assignment(group, best)
+            return listed(kept)
+    return listed(best)
 
 
 class _MemberTotals:
@@ -2032,20 +2071,20 @@ class _MemberTotals:
     def handed_over(
         self,
         members: Sequence[Member],
-        state: _State,
+        owner: NDArray[np.intp],
         current: NDArray[np.intp],
         backlogs: NDArray[np.float64],
         inflows: NDArray[np.float64],
         speeds: Mapping[str, float],
         pause: float,
     ) -> float:
-        """The latest any member of ``state`` catches up with what is handed to it: a partition
-        that ``state`` gives to another member than the one owning it now (``current``, from
-        :meth:`owners_of`) is not read for ``pause`` seconds, for under the cooperative protocol
-        its owner revokes it only at the end of this round and its new member gets it in the
-        follow-up round. A member handed partitions of backlog L and inflow I, at capacity C,
-        has caught up no sooner than ``pause`` + L ÷ (C − I) (never if I ≥ C); 0 when nothing
-        with backlog or inflow is handed over.
+        """The latest any member of a plan (``owner``: its :meth:`owners`) catches up with what
+        is handed to it: a partition that it gives to another member than the one owning it now
+        (``current``, from :meth:`owners_of`) is not read for ``pause`` seconds, for under the
+        cooperative protocol its owner revokes it only at the end of this round and its new
+        member gets it in the follow-up round. A member handed partitions of backlog L and
+        inflow I, at capacity C, has caught up no sooner than ``pause`` + L ÷ (C − I) (never if
+        I ≥ C); 0 when nothing with backlog or inflow is handed over.
 
         Only the pause is priced, not the backlog it adds (``pause`` × I): a member with other
         partitions to read meanwhile loses nothing to it, and pricing it made plans in
@@ -2053,7 +2092,6 @@ class _MemberTotals:
         against 1.16×)."""
         import numpy as np
 
-        owner = self.owners(state)
         handed = np.where((current >= 0) & (owner >= 0) & (current != owner), owner, -1)
         if pause <= 0 or not (handed >= 0).any():
             return 0.0
@@ -2080,12 +2118,18 @@ class _Column:
     """A weight per partition in the order of a :class:`_MemberTotals`' ``partitions``, read
     by :func:`_topics` a topic at a time, as a slice (a :class:`~lagassign.model.Topic` keeps
     its partitions in number order, as ``partitions`` lists them): no dictionary of a million
-    weights, no look-up per partition."""
+    weights, no look-up per partition.
 
-    def __init__(self, totals: _MemberTotals, values: list[float]) -> None:
+    ``values``: Python numbers, or float64 (whose every value is a Python float, exactly):
+    a topic ordered on an array takes its slice as it is, where a million floats made into
+    Python numbers and back took a tenth of a second."""
+
+    def __init__(self, totals: _MemberTotals, values: list[float] | NDArray[np.float64]) -> None:
         self.totals, self.values = totals, values
 
-    def of(self, topic: str, partitions: Sequence[Partition]) -> list[float]:
+    def of(
+        self, topic: str, partitions: Sequence[Partition]
+    ) -> list[float] | NDArray[np.float64]:
         """The weights of ``partitions``, the group's partitions of ``topic``, in their order"""
         start = self.totals.start[topic][0]
         return self.values[start : start + len(partitions)]
