@@ -161,7 +161,8 @@ class _Topic:
 
     On groups above :data:`ARRAYS_ABOVE` partitions a topic's weights are ordered
     on an array (:func:`_ordered_on_array`) and its (weight, partition) pairs are made only if
-    something reads them (:attr:`partitions`): the search does, but where the construction
+    something reads them all (:attr:`partitions`): the search reads the few it looks at
+    (:meth:`item`) of a topic the construction placed one each, and where the construction
     reaches the bound (bench/speed.py's million partitions) the construction, the bound and the
     assignment read ``weights`` and ``places``: ordering and making the pairs took a third of
     the time there (0.45 of 1.31 s of CPU, cProfile at load 0.3).
