@@ -9,9 +9,10 @@ one run:
   ``--before REV`` runs git revision REV's pipeline the same way beside it (checked out into a
   temporary worktree), for side-by-side ratios on a loaded machine;
 * **loop**: the same work in one Python process, no Spark: read and check every file
-  (lagassign.formats.snapshot) and pack its rows by group (lagassign.spark.packing), build each
-  group and plan it with every strategy (lagassign.spark.groups, i.e. the core's plan_group),
-  write the same Parquet tables (one file each): the planning tasks' function, called once.
+  (lagassign.formats.snapshot), split its rows by group (lagassign.spark.packing.by_group), build
+  each group and plan it with every strategy (lagassign.spark.groups.plan_read, i.e. the core's
+  plan_group), write the same Parquet tables (one file each): the function of a planning task
+  that reads whole groups, called once.
 
 Neither writes the HTML report. For each Spark run: its steps' seconds (summary.json: start,
 read, plan, write), the CPU seconds of its processes (the JVM; the Python driver and workers),
@@ -50,8 +51,7 @@ from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
-from lagassign.spark.groups import PLANNED_SCHEMA, TableFiles, plan_batches, write_empty_tables
-from lagassign.spark.packing import pack
+from lagassign.spark.groups import PLANNED_SCHEMA, TableFiles, plan_read, write_empty_tables
 from lagassign.spark.schema import TABLES
 from lagassign.strategies import create, names
 
@@ -130,14 +130,12 @@ def make_fleet(folder: Path, groups: int, rows: int, files: int) -> tuple[int, i
 
 
 def plain_loop(folder: Path, out: Path, strategies: list[str]) -> dict[str, int]:
-    """The pipeline's work in this process: read, check and pack every file, plan every group,
+    """The pipeline's work in this process: read and check every file, plan every group,
     write the tables (as a planning task does, lagassign.spark.groups.TableFiles)."""
-    batches = [
-        pack(b) for path in sorted(folder.glob("*.parquet")) for b in read_snapshot(str(path))
-    ]
+    batches = [b for path in sorted(folder.glob("*.parquet")) for b in read_snapshot(str(path))]
     out.mkdir(parents=True)
     planned = pa.Table.from_batches(
-        plan_batches(batches, strategies, TableFiles(str(out), 0)), schema=PLANNED_SCHEMA
+        plan_read(batches, strategies, TableFiles(str(out), 0)), schema=PLANNED_SCHEMA
     )
     write_empty_tables(str(out))
     failed = pa.compute.is_valid(planned.column("error"))

@@ -1,12 +1,13 @@
 """One group's snapshot rows -> the model group -> the core's plans -> result rows.
 
 Pure Python and pyarrow: the pipeline calls :func:`plan_batches` on its executors once per task
-(``mapInArrow`` over rows packed and shuffled by group, :mod:`lagassign.spark.packing`), and
-:func:`plan_rows` for each group; the task writes its share of the tables (:class:`TableFiles`)
-or hands the rows back to Spark. The benchmark's plain loop calls them directly. Lag comes
-from :func:`lagassign.lag_rules.group_lags`, the plans and their metrics from
-:func:`lagassign.plan.plan_group` (each plan's predicted catch-up time among them): nothing
-here assigns a partition or computes a lag.
+(``mapInArrow`` over rows packed and shuffled by group, :mod:`lagassign.spark.packing`), or
+:func:`plan_read` on the rows a task read itself when its inputs hold whole groups (no
+shuffle), and :func:`plan_rows` for each group; the task writes its share of the tables
+(:class:`TableFiles`) or hands the rows back to Spark. The benchmark's plain loop calls them
+directly. Lag comes from :func:`lagassign.lag_rules.group_lags`, the plans and their metrics
+from :func:`lagassign.plan.plan_group` (each plan's predicted catch-up time among them):
+nothing here assigns a partition or computes a lag.
 
 The model group comes from :func:`lagassign.formats.snapshot_rows.build_group`, which says
 how rows make a group.
@@ -30,7 +31,7 @@ from lagassign.formats.snapshot_rows import Row, build_group, in_file_order, pla
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, TopicPartition
 from lagassign.plan import CURRENT, GroupPlans, Plan, plan_group
-from lagassign.spark.packing import unpacked
+from lagassign.spark.packing import by_group, unpacked
 from lagassign.spark.schema import RESULT_SCHEMA, TABLES
 
 #: the columns each kind of result fills (the others are null): a table's columns, or an error's
@@ -323,12 +324,33 @@ def plan_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The results (:data:`PLANNED_SCHEMA`) of every group whose rows are in ``batches``
     (packed by group, :mod:`lagassign.spark.packing`; whole groups, in any order): what a
-    planning task of the pipeline does with its share of the groups. A source's error row
-    becomes an ``input`` result, naming its file and row. With ``tables``, the tables' rows
-    are written there (and closed at the end) instead of carried in ``arrow``."""
+    planning task of the pipeline does with its share of the groups after the shuffle. A
+    source's error row becomes an ``input`` result, naming its file and row. With ``tables``,
+    the tables' rows are written there (and closed at the end) instead of carried in
+    ``arrow``."""
+    return plan_grouped(unpacked(batches), strategies, tables)
+
+
+def plan_read(
+    batches: Iterable[pa.RecordBatch],
+    strategies: Sequence[str],
+    tables: TableFiles | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """As :func:`plan_batches`, of snapshot rows as a source reads them (not packed): what a
+    task that reads whole groups itself does, without a shuffle; and the benchmark's plain
+    loop."""
+    return plan_grouped(by_group(batches), strategies, tables)
+
+
+def plan_grouped(
+    groups: dict[str | None, list[pa.RecordBatch]],
+    strategies: Sequence[str],
+    tables: TableFiles | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The results of whole groups' rows (group -> its batches; a null group: source errors)."""
     first = strategies[0] if strategies else None
     results = Results()
-    for group, parts in unpacked(batches).items():
+    for group, parts in groups.items():
         rows: list[Row] = []
         for part in parts:
             for row in _rows(part):
@@ -359,4 +381,12 @@ def table_rows(batches: Iterable[pa.RecordBatch], kind: str) -> Iterator[pa.Reco
                 yield pa.ipc.read_record_batch(data[i].as_buffer(), schema)
 
 
-__all__ = ["CURRENT", "PLANNED_SCHEMA", "Results", "TableFiles", "plan_batches", "plan_rows"]
+__all__ = [
+    "CURRENT",
+    "PLANNED_SCHEMA",
+    "Results",
+    "TableFiles",
+    "plan_batches",
+    "plan_read",
+    "plan_rows",
+]

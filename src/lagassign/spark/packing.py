@@ -33,26 +33,34 @@ PACKED_SCHEMA = pa.schema(
 BatchFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
-def pack(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` of snapshot rows (:data:`ROW_SCHEMA`) packed by group: a row per group."""
+def split(batch: pa.RecordBatch) -> list[tuple[str | None, pa.RecordBatch]]:
+    """``batch`` of snapshot rows (:data:`ROW_SCHEMA`) split by group: each group's rows (a
+    null group last: source errors), as slices of one sorted copy."""
     if batch.schema != ROW_SCHEMA:
         batch = batch.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
     if batch.num_rows == 0:
-        return _packed([], [], [])
+        return []
     groups = batch.column("group")
     if groups.null_count == 0 and pc.all(pc.equal(groups, groups[0])).as_py():
-        return _packed([groups[0].as_py()], [batch.num_rows], [batch.serialize().to_pybytes()])
+        return [(groups[0].as_py(), batch)]
     ordered = batch.take(pc.sort_indices(groups))
     runs = pc.run_end_encode(ordered.column("group"))
-    ends = runs.run_ends.to_pylist()
-    names, counts, data = [], [], []
+    found = []
     start = 0
-    for name, end in zip(runs.values.to_pylist(), ends, strict=True):
-        names.append(name)
-        counts.append(end - start)
-        data.append(ordered.slice(start, end - start).serialize().to_pybytes())
+    for name, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
+        found.append((name, ordered.slice(start, end - start)))
         start = end
-    return _packed(names, counts, data)
+    return found
+
+
+def pack(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` of snapshot rows (:data:`ROW_SCHEMA`) packed by group: a row per group."""
+    parts = split(batch)
+    return _packed(
+        [name for name, _ in parts],
+        [part.num_rows for _, part in parts],
+        [part.serialize().to_pybytes() for _, part in parts],
+    )
 
 
 def _packed(names: list[str | None], counts: list[int], data: list[bytes]) -> pa.RecordBatch:
@@ -71,6 +79,17 @@ def packed(read: BatchFunction) -> BatchFunction:
                 yield pack(batch)
 
     return packing
+
+
+def by_group(batches: Iterable[pa.RecordBatch]) -> dict[str | None, list[pa.RecordBatch]]:
+    """Batches of snapshot rows (not packed) -> each group's batches, in the order they came
+    (a null group: source errors): what a task that holds whole groups plans, without
+    packing."""
+    groups: dict[str | None, list[pa.RecordBatch]] = {}
+    for batch in batches:
+        for name, rows in split(batch):
+            groups.setdefault(name, []).append(rows)
+    return groups
 
 
 def unpacked(batches: Iterable[pa.RecordBatch]) -> dict[str | None, list[pa.RecordBatch]]:

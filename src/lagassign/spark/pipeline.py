@@ -13,8 +13,11 @@
    partition). Bad input stops the run once read and planned, with one line naming the file,
    the row and the column.
 2. **Plan**: the packed rows are shuffled by group, and ``mapInArrow`` hands each task's groups
-   to :func:`lagassign.spark.groups.plan_batches` (one Python call per task), which builds each
-   model group and calls the core's
+   to :func:`lagassign.spark.groups.plan_batches` (one Python call per task); or, when each
+   reading task holds whole groups (:class:`lagassign.spark.sources.WholeGroups`: local Parquet
+   files spread over the tasks whole), a task reads and plans in one pass, with no shuffle
+   (:func:`lagassign.spark.groups.plan_read`). Either builds each model group and calls the
+   core's
    :func:`lagassign.plan.plan_group`: lag by :mod:`lagassign.lag_rules`, every strategy from the
    registry, metrics by :mod:`lagassign.metrics`. Spark only moves rows; every rule is the
    core's. With a local ``--out`` the task writes the tables' files itself
@@ -68,6 +71,7 @@ from lagassign.spark.groups import (
     TableFiles,
     kind_schema,
     plan_batches,
+    plan_read,
     table_rows,
     write_empty_tables,
 )
@@ -310,11 +314,13 @@ def _sql_settings(spark: SparkSession, settings: dict[str, str]) -> Iterator[Non
 # the job
 
 
-def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame:
+def read_inputs(spark: SparkSession, options: PipelineOptions) -> DataFrame | sources.WholeGroups:
     return sources.chosen(options).read(spark, options)
 
 
-def _planner(strategies: Sequence[str], tables: str | None) -> BatchFunction:
+def _planner(
+    strategies: Sequence[str], tables: str | None, read: BatchFunction | None = None
+) -> BatchFunction:
     chosen = list(strategies)
 
     def plan(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -322,22 +328,36 @@ def _planner(strategies: Sequence[str], tables: str | None) -> BatchFunction:
 
         context = TaskContext.get()
         files = TableFiles(tables, context.partitionId() if context else 0) if tables else None
+        if read is not None:
+            return plan_read(read(batches), chosen, files)
         return plan_batches(batches, chosen, files)
 
     return plan
 
 
 def plan_groups(
-    rows: DataFrame, strategies: Sequence[str], tasks: int, tables: str | None = None
+    rows: DataFrame | sources.WholeGroups,
+    strategies: Sequence[str],
+    tasks: int,
+    tables: str | None = None,
 ) -> DataFrame:
-    """Results (:data:`groups.PLANNED_SCHEMA`) of every group of ``rows`` (packed by group,
-    :mod:`lagassign.spark.packing`): the rows shuffled by group into ``tasks`` partitions,
-    each planned by the core in one Python call (``mapInArrow``: a task's groups in Arrow
-    batches, no Spark overhead per group). A source's error rows become ``input`` results.
-    ``tables``: a local folder where the planning tasks write the output tables themselves
-    (:class:`groups.TableFiles`), else the results carry the tables' rows."""
+    """Results (:data:`groups.PLANNED_SCHEMA`) of every group of ``rows``: packed by group
+    (:mod:`lagassign.spark.packing`), shuffled by group into ``tasks`` partitions, each
+    planned by the core in one Python call (``mapInArrow``: a task's groups in Arrow batches,
+    no Spark overhead per group); or, when each of the source's tasks holds whole groups
+    (:class:`sources.WholeGroups`), read and planned in one pass per task, no shuffle. A
+    source's error rows become ``input`` results. ``tables``: a local folder where the
+    planning tasks write the output tables themselves (:class:`groups.TableFiles`), else the
+    results carry the tables' rows."""
+    if isinstance(rows, sources.WholeGroups):
+        return rows.frame.mapInArrow(_planner(strategies, tables, rows.read), ddl(PLANNED_SCHEMA))
     planner = _planner(strategies, tables)
     return rows.repartition(tasks, "group").mapInArrow(planner, ddl(PLANNED_SCHEMA))
+
+
+#: the order in which errors are reported: a source's first (bad input as read), then a
+#: group's bad input, then a strategy's failure
+_ERROR_RANK = {"input": 0, "error": 1, "failure": 2}
 
 
 def first_result_error(results: DataFrame, counts: dict[str, int]) -> None:
@@ -353,7 +373,28 @@ def first_result_error(results: DataFrame, counts: dict[str, int]) -> None:
         .limit(1)
         .collect()
     )
-    kind, source, message = bad[0]
+    _raise_error(*bad[0])
+
+
+def first_planned_error(planned: Sequence[Any]) -> None:
+    """As :func:`first_result_error`, of result rows collected (Spark's order: nulls first)."""
+    bad = [r for r in planned if r["kind"] in ERROR_KINDS]
+    if not bad:
+        return
+    first = min(
+        bad,
+        key=lambda r: (
+            _ERROR_RANK[r["kind"]],
+            r["source"] is not None,
+            r["source"] or "",
+            r["row"] is not None,
+            r["row"] or 0,
+        ),
+    )
+    _raise_error(first["kind"], first["source"], first["error"])
+
+
+def _raise_error(kind: str, source: str, message: str) -> None:
     if kind == "input":
         raise sources.source_error(source, message)
     if kind == "failure":
@@ -617,22 +658,31 @@ def _job(
             # the results carry
             local_tables = None if is_url(folder.tables) else folder.tables
             results = plan_groups(rows, strategies, partitions, local_tables)
-            results = results.persist(StorageLevel.MEMORY_AND_DISK)
-            cached.append(results)
-            # one job: the rows of each kind, and (of the groups table) the groups and their lag
-            # as the first strategy's rows count them
-            tally = {
-                r["kind"]: r
-                for r in results.groupBy("kind")
-                .agg(
-                    F.sum("rows").alias("count"),
-                    F.sum("groups").alias("groups"),
-                    F.sum("lag").alias("lag"),
-                )
-                .collect()
-            }
-            counts = {kind: int(r["count"]) for kind, r in tally.items()}
-            first_result_error(results, counts)
+            tally: dict[str, Any]
+            if local_tables is not None:
+                # the tables are written: what comes back is a few rows of counts per task,
+                # added up here (a Spark aggregation would cost a shuffle and its job)
+                planned = results.collect()
+                tally = _tally(planned)
+                counts = {kind: int(r["count"]) for kind, r in tally.items()}
+                first_planned_error(planned)
+            else:
+                results = results.persist(StorageLevel.MEMORY_AND_DISK)
+                cached.append(results)
+                # one job: the rows of each kind, and (of the groups table) the groups and
+                # their lag as the first strategy's rows count them
+                tally = {
+                    r["kind"]: r
+                    for r in results.groupBy("kind")
+                    .agg(
+                        F.sum("rows").alias("count"),
+                        F.sum("groups").alias("groups"),
+                        F.sum("lag").alias("lag"),
+                    )
+                    .collect()
+                }
+                counts = {kind: int(r["count"]) for kind, r in tally.items()}
+                first_result_error(results, counts)
             if not counts:
                 raise InputError(
                     "input",
@@ -669,6 +719,19 @@ def _job(
     return _Done(groups, total_partitions, total_lag, written, report_path)
 
 
+def _tally(planned: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Result rows collected, added up per kind as the Spark aggregation does: ``count`` of
+    rows, ``groups`` and ``lag`` (null where no row has any)."""
+    tally: dict[str, dict[str, Any]] = {}
+    for r in planned:
+        found = tally.setdefault(r["kind"], {"count": 0, "groups": None, "lag": None})
+        found["count"] += r["rows"] or 0
+        for key in ("groups", "lag"):
+            if r[key] is not None:
+                found[key] = (found[key] or 0) + r[key]
+    return tally
+
+
 def _read_back(
     spark: SparkSession,
     folder: Output,
@@ -693,9 +756,7 @@ def _partitions_per_group(spark: SparkSession, folder: Output) -> dict[str, int]
     """Rows of the ``partitions`` table per group, as written into ``folder``."""
     if not is_url(folder.tables):
         groups = pq.read_table(folder.table("partitions"), columns=["group"]).column("group")
-        return {
-            count["values"]: count["counts"] for count in pc.value_counts(groups).to_pylist()
-        }
+        return {count["values"]: count["counts"] for count in pc.value_counts(groups).to_pylist()}
     frame = spark.read.parquet(folder.table("partitions")).groupBy("group").count()
     return {row["group"]: int(row["count"]) for row in frame.collect()}
 
@@ -720,9 +781,7 @@ def _report(
     partitions = _partitions_per_group(spark, folder)
     shown = charted_groups(groups, strategies, options.charts)
     member_rows = (
-        _read_back(
-            spark, folder, "members", {"group": shown, "strategy": [CURRENT, *strategies]}
-        )
+        _read_back(spark, folder, "members", {"group": shown, "strategy": [CURRENT, *strategies]})
         if shown
         else []
     )

@@ -3,7 +3,8 @@
 Each source is one module named in :data:`_MODULES` whose reading function (``(SparkSession,
 PipelineOptions) -> DataFrame`` of snapshot rows, :data:`~lagassign.formats.snapshot_rows.
 ROW_SCHEMA`, packed by group on the executors: :func:`lagassign.spark.packing.packed`,
-:data:`~lagassign.spark.packing.PACKED_SCHEMA`) is registered with :func:`source`: its name,
+:data:`~lagassign.spark.packing.PACKED_SCHEMA`; or :class:`WholeGroups` when each reading
+task holds whole groups) is registered with :func:`source`: its name,
 its flags (the first is its choice in the pipeline's mutually exclusive input flags; the
 others go only with it), its precedence, whether ``--auto-offset-reset`` applies to it, and
 how ``summary.json`` describes it.
@@ -23,13 +24,14 @@ Importing this package or a source's module does not import PySpark or pyarrow (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lagassign.module_registry import ModuleRegistry
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from lagassign.spark.options import PipelineOptions
@@ -40,7 +42,24 @@ _MODULES = ("snapshots", "describe", "sample", "live")
 #: the error rows of a live source whose cluster could not be read have this source
 CLUSTER = "<cluster>"
 
-Read = Callable[["SparkSession", "PipelineOptions"], "DataFrame"]
+
+@dataclass(frozen=True)
+class WholeGroups:
+    """What a source reads when each of its tasks holds whole groups (every row of a group
+    comes from one task): ``frame``, the inputs spread over the tasks, and ``read``, the
+    function that turns a task's Arrow batches of ``frame`` into snapshot rows
+    (:data:`~lagassign.formats.snapshot_rows.ROW_SCHEMA`). The pipeline then reads and plans
+    in one pass per task, with no shuffle: what the rows of a group shuffled together cost
+    (packing, the JVM's copies, the shuffle's files) is not spent."""
+
+    frame: DataFrame
+    read: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+#: a source's reading function: packed rows (a DataFrame of
+#: :data:`~lagassign.spark.packing.PACKED_SCHEMA`, shuffled by group to plan), or
+#: :class:`WholeGroups`
+Read = Callable[["SparkSession", "PipelineOptions"], "DataFrame | WholeGroups"]
 
 
 @dataclass(frozen=True)

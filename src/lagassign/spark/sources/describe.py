@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lagassign.spark.sources import flag, source
+from lagassign.spark.sources import WholeGroups, flag, source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     precedence=30,
     takes_reset=True,
 )
-def read_describe(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+def read_describe(spark: SparkSession, o: PipelineOptions) -> DataFrame | WholeGroups:
     from lagassign.spark.sources.files import read_files
 
     return read_files(

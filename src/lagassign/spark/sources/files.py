@@ -21,6 +21,7 @@ from lagassign.formats.snapshot_formats import Opener, format_of, open_local, sh
 from lagassign.formats.snapshot_rows import error_batch
 from lagassign.spark.packing import PACKED_SCHEMA, packed
 from lagassign.spark.schema import ddl
+from lagassign.spark.sources import WholeGroups
 from lagassign.spark.storage import HadoopFiles, StorageError, hidden, is_url
 
 log = logging.getLogger(__name__)
@@ -157,9 +158,12 @@ def read_files(
     input_format: str | None = None,
     groups: str | None = None,
     auto_offset_reset: str | None = None,
-) -> DataFrame:
+    tasks: int | None = None,
+) -> DataFrame | WholeGroups:
     """Snapshot files (or describe dumps), read on the executors; their rows packed by group
-    (:mod:`lagassign.spark.packing`)."""
+    (:mod:`lagassign.spark.packing`), or, when the files can be spread over the tasks so
+    that each holds whole groups (:func:`whole_group_tasks`), :class:`WholeGroups` of up to
+    ``tasks`` tasks (default: 4 per core)."""
     hadoop = HadoopFiles(spark) if any(is_url(p) for p in paths) else None
     files = list_files(paths, snapshots=not describe, input_format=input_format, files=hadoop)
     log.info("reading %d %s file(s)", len(files), "describe" if describe else "snapshot")
@@ -167,7 +171,118 @@ def read_files(
     reader = _file_reader(describe, input_format, pattern, auto_offset_reset or "latest")
     local = [f for f in files if not is_url(f)]
     urls = [f for f in files if is_url(f)]
+    cores = spark.sparkContext.defaultParallelism
+    whole = (
+        None
+        if describe or urls
+        else whole_group_tasks(local, input_format, tasks or 4 * cores, cores)
+    )
+    if whole is not None:
+        log.info("%d file(s) in %d task(s) of whole groups: no shuffle", len(files), len(whole))
+        return WholeGroups(_tasks_frame(spark, whole), reader)
     frames = [_paths_frame(spark, local)] if local or not urls else []
     frames += [_url_frame(spark, urls)] if urls else []
     read = [frame.mapInArrow(packed(reader), ddl(PACKED_SCHEMA)) for frame in frames]
     return read[0] if len(read) == 1 else read[0].unionByName(read[1])
+
+
+#: how much longer than an even share of the rows the busiest core may get when the files are
+#: spread over the tasks whole (else the rows are shuffled by group, which spreads them evenly)
+SPREAD_SLACK = 1.25
+
+
+def whole_group_tasks(
+    files: Sequence[str], input_format: str | None, tasks: int, cores: int
+) -> list[list[str]] | None:
+    """The local Parquet ``files`` spread over at most ``tasks`` tasks so that every group's
+    rows are in one task (files that share a group go together), the largest first; None when
+    that cannot be known or would leave the cores uneven (one large file, or a group in every
+    file): then the rows are shuffled by group.
+
+    Only Parquet files are looked into here, on the driver, and only their ``group`` column
+    (a file's names as the reader takes them, cheaply); a file that cannot be read so, or has
+    a null group, is left to the reader and its errors, through the shuffle."""
+    if not files or any((input_format or format_of(f)) != "parquet" for f in files):
+        return None
+    found = []
+    for path in files:
+        names = _parquet_groups(path)
+        if names is None:
+            return None
+        found.append(names)
+    spread = spread_files(found, tasks, cores)
+    return None if spread is None else [[files[i] for i in task] for task in spread]
+
+
+def _parquet_groups(path: str) -> tuple[int, list[str]] | None:
+    """The rows of a Parquet file and its distinct groups; None when they cannot be read."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        column = pq.read_table(path, columns=["group"]).column("group")
+        if column.null_count or not (
+            pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        ):
+            return None
+        return len(column), pc.unique(column).to_pylist()
+    except Exception:  # the reader says what is wrong with the file, naming it
+        return None
+
+
+def spread_files(
+    files: Sequence[tuple[int, Sequence[str]]], tasks: int, cores: int
+) -> list[list[int]] | None:
+    """Files (each: its rows and its groups) spread over at most ``tasks`` tasks: lists of
+    file indexes, in order, the tasks with the most rows first. Files that share a group are
+    in one task. None when the busiest of ``cores`` cores running them would get more than
+    :data:`SPREAD_SLACK` times an even share of the rows."""
+    parent = list(range(len(files)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, (_, names) in enumerate(files):
+        for name in names:
+            j = first.setdefault(name, i)
+            if j != i:
+                parent[root(i)] = root(j)
+    together: dict[int, list[int]] = {}
+    for i in range(len(files)):
+        together.setdefault(root(i), []).append(i)
+    units = sorted(
+        ((sum(files[i][0] for i in members), members) for members in together.values()),
+        key=lambda unit: -unit[0],
+    )
+    total = sum(rows for rows, _ in units)
+    if _largest_first(units, max(1, cores))[0][0] > SPREAD_SLACK * total / max(1, cores):
+        return None
+    return [sorted(members) for _, members in _largest_first(units, max(1, min(tasks, len(units))))]
+
+
+def _largest_first(
+    units: Sequence[tuple[int, list[int]]], bins: int
+) -> list[tuple[int, list[int]]]:
+    """``units`` (rows, files; largest first) put each into the bin with the fewest rows so
+    far; the bins that got any, the most rows first."""
+    filled: list[tuple[int, list[int]]] = [(0, []) for _ in range(bins)]
+    for rows, members in units:
+        least = min(range(bins), key=lambda b: filled[b][0])
+        filled[least] = (filled[least][0] + rows, filled[least][1] + members)
+    return sorted((b for b in filled if b[1]), key=lambda b: -b[0])
+
+
+def _tasks_frame(spark: SparkSession, tasks: Sequence[Sequence[str]]) -> DataFrame:
+    """A task per list of files, a ``path`` per row, each list in a partition of its own (as
+    ``spark.range`` makes them: one id per partition, no shuffle)."""
+    from pyspark.sql import functions as F
+
+    listed = F.array(*[F.array(*[F.lit(f) for f in files]) for files in tasks])
+    index = (F.col("id") + 1).cast("int")
+    return spark.range(0, len(tasks), 1, len(tasks)).select(
+        F.explode(F.element_at(listed, index)).alias("path")
+    )

@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lagassign.spark.sources import flag, source
+from lagassign.spark.sources import WholeGroups, flag, source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -34,7 +34,7 @@ def sample_fleet() -> Path:
     precedence=0,
     fallback=True,
 )
-def read_sample(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+def read_sample(spark: SparkSession, o: PipelineOptions) -> DataFrame | WholeGroups:
     from lagassign.spark.sources.files import read_files
 
-    return read_files(spark, [str(sample_fleet())], groups=o.groups)
+    return read_files(spark, [str(sample_fleet())], groups=o.groups, tasks=o.partitions)

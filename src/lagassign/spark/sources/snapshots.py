@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lagassign.formats import snapshot_formats
-from lagassign.spark.sources import flag, source
+from lagassign.spark.sources import WholeGroups, flag, source
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     described=lambda o: {"snapshots": list(o.inputs), "groups": o.groups},
     precedence=20,
 )
-def read_snapshots(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+def read_snapshots(spark: SparkSession, o: PipelineOptions) -> DataFrame | WholeGroups:
     from lagassign.spark.sources.files import read_files
 
-    return read_files(spark, o.inputs, input_format=o.input_format, groups=o.groups)
+    return read_files(
+        spark, o.inputs, input_format=o.input_format, groups=o.groups, tasks=o.partitions
+    )
