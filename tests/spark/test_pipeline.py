@@ -25,14 +25,20 @@ from lagassign import cli
 from lagassign.formats.describe import load_describe
 from lagassign.formats.errors import InputError
 from lagassign.formats.snapshot import read_snapshot
-from lagassign.formats.snapshot_rows import SNAPSHOT_SCHEMA, build_group, group_rows, rows_batch
+from lagassign.formats.snapshot_rows import (
+    ROW_SCHEMA,
+    SNAPSHOT_SCHEMA,
+    build_group,
+    group_rows,
+    rows_batch,
+)
 from lagassign.lag_rules import lag_from_offsets
 from lagassign.model import Group, Member, Offsets, Partition, Topic
 from lagassign.plan import plan_group
 from lagassign.spark.groups import Results, plan_batches, plan_rows, table_rows
 from lagassign.spark.options import PipelineOptions
 from lagassign.spark.outputs import staging
-from lagassign.spark.packing import pack
+from lagassign.spark.packing import pack, unpacked
 from lagassign.spark.pipeline import plan_groups, run
 from lagassign.spark.schema import TABLES
 from lagassign.spark.sources import WholeGroups
@@ -461,6 +467,31 @@ def test_packed_groups_plan_alike_however_their_rows_come() -> None:
     assert _planned_tables(as_read) == want
     assert _planned_tables(split) == want
     assert {r["member_id"] for r in want["plans"]} == {"A", "C"}
+
+
+def test_a_packed_group_carries_its_own_rows_only() -> None:
+    """A group packed from a batch of many groups is as large as packed alone: the topics other
+    groups' rows subscribe (a list column) do not travel with it."""
+    many = [f"topic-{i:04d}" for i in range(2000)]
+    cols = {name: [] for name in ROW_SCHEMA.names}
+    # (a slice whose lists are all null carried the whole child array of the batch)
+    for g, subscribed in (("big", many), ("small", None)):
+        for p in range(3):
+            for name in ROW_SCHEMA.names:
+                cols[name].append(None)
+            cols["group"][-1], cols["topic"][-1], cols["partition"][-1] = g, "t", p
+            cols["begin"][-1], cols["end"][-1], cols["member_id"][-1] = 0, 5, "m"
+            cols["subscribed"][-1] = subscribed
+    both = pa.RecordBatch.from_pydict(cols, schema=ROW_SCHEMA)
+    packed = pack(both)
+    alone = pack(both.filter(pa.array([g == "small" for g in cols["group"]])))
+    groups, data = packed.column("group").to_pylist(), packed.column("arrow").to_pylist()
+    sizes = dict(zip(groups, data, strict=True))
+    assert len(sizes["small"]) == len(alone.column("arrow")[0].as_py())
+    assert len(sizes["small"]) < len(sizes["big"]) / 10
+    assert [b.to_pylist() for b in unpacked([packed])["small"]] == [
+        alone_rows.to_pylist() for alone_rows in unpacked([alone])["small"]
+    ]
 
 
 def static_group(gid: str = "static") -> Group:

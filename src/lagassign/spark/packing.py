@@ -59,8 +59,18 @@ def pack(batch: pa.RecordBatch) -> pa.RecordBatch:
     return _packed(
         [name for name, _ in parts],
         [part.num_rows for _, part in parts],
-        [part.serialize().to_pybytes() for _, part in parts],
+        [_compact(part).serialize().to_pybytes() for _, part in parts],
     )
+
+
+def _compact(rows: pa.RecordBatch) -> pa.RecordBatch:
+    """``rows`` with their list columns copied: Arrow's IPC writer writes the whole child array
+    of a sliced list column, not the slice's share of it, so every group packed from a batch
+    carried the batch's ``subscribed`` topics (the packed rows were ~3x the rows' size)."""
+    if not any(pa.types.is_list(f.type) for f in rows.schema):
+        return rows
+    columns = [pa.concat_arrays([c]) if pa.types.is_list(c.type) else c for c in rows.columns]
+    return pa.RecordBatch.from_arrays(columns, schema=rows.schema)
 
 
 def _packed(names: list[str | None], counts: list[int], data: list[bytes]) -> pa.RecordBatch:
