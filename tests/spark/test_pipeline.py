@@ -854,8 +854,10 @@ def test_parquet_files_of_whole_groups_plan_without_a_shuffle_as_with_one(
     files, split = _split_sample(tmp_path / "in")
     rows = read_files(spark, [str(tmp_path / "in")], tasks=8)
     assert isinstance(rows, WholeGroups)
-    tasks = [sorted(r["path"] for r in frame) for frame in rows.frame.rdd.glom().collect()]
-    assert [str(files[0]), str(files[3])] in tasks and sum(map(len, tasks)) == 4
+    assert [str(files[0]), str(files[3])] in rows.tasks and sum(map(len, rows.tasks)) == 4
+    # as a DataFrame (for Spark's writers at a URL): a partition per task, no shuffle either
+    frame = [sorted(r["path"] for r in task) for task in rows.frame(spark).rdd.glom().collect()]
+    assert sorted(frame) == sorted(rows.tasks)
     planned = plan_groups(rows, names(), 8)
     assert "Exchange" not in planned._jdf.queryExecution().executedPlan().toString()
     assert isinstance(read_files(spark, [str(sample_fleet())]), DataFrame)
@@ -868,6 +870,11 @@ def test_parquet_files_of_whole_groups_plan_without_a_shuffle_as_with_one(
         theirs = [r for r in read(full, name) if not r["group"].startswith("test-group")]
         assert sorted(map(repr, ours)) == sorted(map(repr, theirs)), name
     assert {r["group"] for r in read(out, "groups")} >= {split}
+    # the DataFrame's results (what Spark's writers write at a URL) carry the same rows
+    carried: dict[str, int] = defaultdict(int)
+    for r in planned.collect():
+        carried[r["kind"]] += r["rows"]
+    assert {name: carried[kind] for name, (kind, _) in TABLES.items()} == result.tables
 
 
 def test_duplicate_partition_across_parquet_files_is_named(

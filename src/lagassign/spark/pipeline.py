@@ -54,7 +54,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark import StorageLevel
+from pyspark import SparkContext, StorageLevel
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -350,9 +350,29 @@ def plan_groups(
     planning tasks write the output tables themselves (:class:`groups.TableFiles`), else the
     results carry the tables' rows."""
     if isinstance(rows, sources.WholeGroups):
-        return rows.frame.mapInArrow(_planner(strategies, tables, rows.read), ddl(PLANNED_SCHEMA))
+        frame = rows.frame(SparkSession.active())
+        return frame.mapInArrow(_planner(strategies, tables, rows.read), ddl(PLANNED_SCHEMA))
     planner = _planner(strategies, tables)
     return rows.repartition(tasks, "group").mapInArrow(planner, ddl(PLANNED_SCHEMA))
+
+
+def plan_tasks(
+    sc: SparkContext, rows: sources.WholeGroups, strategies: Sequence[str], tables: str
+) -> list[dict[str, Any]]:
+    """The results (:data:`groups.PLANNED_SCHEMA`, as dictionaries) of every group of ``rows``,
+    each task reading and planning its share and writing the tables into ``tables``: the few
+    rows of counts each task gives back, collected. An RDD job, not a DataFrame's: Spark's SQL
+    engine (its session state, query planning, code generation, Arrow in the JVM) would cost
+    the JVM seconds of CPU at start and move nothing that the driver needs."""
+    planner = _planner(strategies, tables, rows.read)
+
+    def plan(inputs: Iterable[list[str]]) -> Iterator[dict[str, Any]]:
+        for batch in planner(rows.batch(task) for task in inputs):
+            yield from batch.to_pylist()
+
+    n = len(rows.tasks)
+    planned: list[dict[str, Any]] = sc.parallelize(rows.tasks, n).mapPartitions(plan).collect()
+    return planned
 
 
 #: the order in which errors are reported: a source's first (bad input as read), then a
@@ -657,16 +677,22 @@ def _job(
             # what comes back is a few rows per task; at a URL, Spark's writers write what
             # the results carry
             local_tables = None if is_url(folder.tables) else folder.tables
-            results = plan_groups(rows, strategies, partitions, local_tables)
             tally: dict[str, Any]
+            results = None
+            if local_tables is not None and isinstance(rows, sources.WholeGroups):
+                planned: list[Any] = plan_tasks(sc, rows, strategies, local_tables)
+            else:
+                results = plan_groups(rows, strategies, partitions, local_tables)
             if local_tables is not None:
                 # the tables are written: what comes back is a few rows of counts per task,
                 # added up here (a Spark aggregation would cost a shuffle and its job)
-                planned = results.collect()
+                if results is not None:
+                    planned = results.collect()
                 tally = _tally(planned)
                 counts = {kind: int(r["count"]) for kind, r in tally.items()}
                 first_planned_error(planned)
             else:
+                assert results is not None
                 results = results.persist(StorageLevel.MEMORY_AND_DISK)
                 cached.append(results)
                 # one job: the rows of each kind, and (of the groups table) the groups and
@@ -693,6 +719,7 @@ def _job(
             if local_tables is not None:
                 _finish_local_tables(local_tables)
             else:
+                assert results is not None
                 _write_tables(spark, results, folder, written, partitions)
         metrics = tally.get(TABLES["groups"][0])
         groups = int(metrics["groups"]) if metrics else 0

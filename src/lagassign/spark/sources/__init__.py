@@ -24,7 +24,7 @@ Importing this package or a source's module does not import PySpark or pyarrow (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +46,34 @@ CLUSTER = "<cluster>"
 @dataclass(frozen=True)
 class WholeGroups:
     """What a source reads when each of its tasks holds whole groups (every row of a group
-    comes from one task): ``frame``, the inputs spread over the tasks, and ``read``, the
-    function that turns a task's Arrow batches of ``frame`` into snapshot rows
-    (:data:`~lagassign.formats.snapshot_rows.ROW_SCHEMA`). The pipeline then reads and plans
-    in one pass per task, with no shuffle: what the rows of a group shuffled together cost
-    (packing, the JVM's copies, the shuffle's files) is not spent."""
+    comes from one task): ``tasks``, each task's inputs (a string each: a file, a group id),
+    and ``read``, the function that turns a task's inputs, Arrow batches of one string column
+    ``column``, into snapshot rows (:data:`~lagassign.formats.snapshot_rows.ROW_SCHEMA`). The
+    pipeline then reads and plans in one pass per task, with no shuffle: what the rows of a
+    group shuffled together cost (packing, the JVM's copies, the shuffle's files) is not
+    spent."""
 
-    frame: DataFrame
+    column: str
+    tasks: list[list[str]]
     read: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+    def batch(self, inputs: Sequence[str]) -> pa.RecordBatch:
+        """A task's inputs as ``read`` takes them."""
+        import pyarrow as pa
+
+        return pa.RecordBatch.from_pydict({self.column: list(inputs)})
+
+    def frame(self, spark: SparkSession) -> DataFrame:
+        """The tasks' inputs as a DataFrame of ``column``, a partition per task (as
+        ``spark.range`` makes them: one id per partition, no shuffle)."""
+        from pyspark.sql import functions as F
+
+        listed = F.array(*[F.array(*[F.lit(v) for v in task]) for task in self.tasks])
+        index = (F.col("id") + 1).cast("int")
+        n = len(self.tasks)
+        return spark.range(0, n, 1, n).select(
+            F.explode(F.element_at(listed, index)).alias(self.column)
+        )
 
 
 #: a source's reading function: packed rows (a DataFrame of

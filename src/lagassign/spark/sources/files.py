@@ -179,7 +179,7 @@ def read_files(
     )
     if whole is not None:
         log.info("%d file(s) in %d task(s) of whole groups: no shuffle", len(files), len(whole))
-        return WholeGroups(_tasks_frame(spark, whole), reader)
+        return WholeGroups("path", whole, reader)
     frames = [_paths_frame(spark, local)] if local or not urls else []
     frames += [_url_frame(spark, urls)] if urls else []
     read = [frame.mapInArrow(packed(reader), ddl(PACKED_SCHEMA)) for frame in frames]
@@ -274,15 +274,3 @@ def _largest_first(
         least = min(range(bins), key=lambda b: filled[b][0])
         filled[least] = (filled[least][0] + rows, filled[least][1] + members)
     return sorted((b for b in filled if b[1]), key=lambda b: -b[0])
-
-
-def _tasks_frame(spark: SparkSession, tasks: Sequence[Sequence[str]]) -> DataFrame:
-    """A task per list of files, a ``path`` per row, each list in a partition of its own (as
-    ``spark.range`` makes them: one id per partition, no shuffle)."""
-    from pyspark.sql import functions as F
-
-    listed = F.array(*[F.array(*[F.lit(f) for f in files]) for files in tasks])
-    index = (F.col("id") + 1).cast("int")
-    return spark.range(0, len(tasks), 1, len(tasks)).select(
-        F.explode(F.element_at(listed, index)).alias("path")
-    )
