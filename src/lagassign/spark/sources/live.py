@@ -16,11 +16,11 @@ from lagassign.arguments import (
     timeout_seconds,
 )
 from lagassign.formats.errors import InputError
-from lagassign.spark.sources import CLUSTER, flag, source
+from lagassign.spark.sources import CLUSTER, WholeGroups, flag, source
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from lagassign.spark.options import PipelineOptions
 
@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
     precedence=40,
     takes_reset=True,
 )
-def read_cluster(spark: SparkSession, o: PipelineOptions) -> DataFrame:
+def read_cluster(spark: SparkSession, o: PipelineOptions) -> WholeGroups:
     return read_live(
         spark,
         o.bootstrap_server,
@@ -120,15 +120,13 @@ def read_live(
     rate_window: float = 0.0,
     groups: str | None = None,
     auto_offset_reset: str | None = None,
-) -> DataFrame:
+) -> WholeGroups:
     """Every consumer group of the cluster (or those ``groups`` matches), read on the
     executors: membership, committed, earliest and latest offsets; with ``rate_window``, read
     twice that many seconds apart, and the produce and consume rates measured between
     (:func:`lagassign.rates.measure_rates`)."""
     from lagassign.kafka.config import client_config
     from lagassign.kafka.groups import list_groups
-    from lagassign.spark.packing import PACKED_SCHEMA, packed
-    from lagassign.spark.schema import ddl
 
     config = client_config(bootstrap_server, command_config)
     ids = list_groups(config, timeout, groups)
@@ -140,6 +138,6 @@ def read_live(
         )
     log.info("reading %d consumer group(s) from %s", len(ids), config["bootstrap.servers"])
     tasks = max(1, min(len(ids), 2 * spark.sparkContext.defaultParallelism))
-    frame = spark.createDataFrame([(g,) for g in ids], "group string").repartition(tasks)
     collector = _group_collector(config, timeout, auto_offset_reset or "latest", rate_window)
-    return frame.mapInArrow(packed(collector), ddl(PACKED_SCHEMA))
+    # a group is read by one task: its rows are whole there, planned where they are read
+    return WholeGroups("group", [ids[i::tasks] for i in range(tasks)], collector)
