@@ -32,7 +32,7 @@ from lagassign.kafka.offsets import (
 )
 from lagassign.lag_rules import group_lags
 from lagassign.model import Offsets, TopicPartition
-from tests.kafka.broker import closed_port, commit, produce
+from tests.kafka.broker import closed_port, commit, produce, wait_leaders
 
 REQUEST_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 20.0
@@ -69,6 +69,10 @@ def make_topic(admin: AdminClient, kafka_bootstrap: str) -> Iterator[MakeTopic]:
         )
         futures[name].result(timeout=REQUEST_TIMEOUT_S)
         made.append(name)
+        # Created is not yet led: a producer that asks before the broker's metadata has the new
+        # partitions' leader gets UNKNOWN_TOPIC_OR_PART for its records (a fresh-clone CI run,
+        # test_monitor_batch_live, at load 4-5)
+        wait_leaders(admin, {name: len(counts)})
         produce(kafka_bootstrap, {(name, p): n for p, n in enumerate(counts)})
         return name
 
