@@ -843,6 +843,9 @@ class _Search:
         uneven = [topic.ceil > topic.floor for topic in state.topics]
         self.ceils = [t.ceil if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
         self.floors = [t.floor if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
+        #: member -> exchanges applied to it so far, and what :meth:`bounds_held` found of it
+        self.changes = [0] * len(state.load)
+        self.held_bounds: dict[int, tuple[int, set[int], set[int]]] = {}
 
     def at_ceil(self, t: int, m: int) -> bool:
         return len(self.state.holds(t, m)) == self.ceils[t]
@@ -1032,19 +1035,13 @@ class _Search:
         # floor, and takes back one of a topic where the roles are reversed: every member's
         # counts stay within their floors and ceilings.
         s = self.state
-        holds, ceils, floors = s.holds, self.ceils, self.floors
-        out_topics = []
-        back_topics = []
-        for t in common:
-            ceil = ceils[t]
-            if ceil < 0:
-                continue  # as many partitions for each subscriber: none moves alone
-            mine, theirs = len(holds(t, giver)), len(holds(t, taker))
-            if mine == ceil and theirs == floors[t]:
-                out_topics.append(t)
-            elif mine == floors[t] and theirs == ceil:
-                back_topics.append(t)
-        if not out_topics or not back_topics:
+        giver_ceil, giver_floor = self.bounds_held(giver)
+        taker_ceil, taker_floor = self.bounds_held(taker)
+        out_topics = [t for t in common if t in giver_ceil and t in taker_floor]
+        if not out_topics:
+            return best
+        back_topics = [u for u in common if u in giver_floor and u in taker_ceil]
+        if not back_topics:
             return best
         most = gap / s.scale[taker]
         even = gap / (s.scale[giver] + s.scale[taker])
@@ -1359,8 +1356,34 @@ class _Search:
         low, high = s.global_floor, s.global_ceil
         return low <= s.count[giver] + delta <= high and low <= s.count[taker] - delta <= high
 
+    def bounds_held(self, m: int) -> tuple[set[int], set[int]]:
+        """The topics of uneven counts where ``m`` holds its ceiling, and where its floor:
+        worked out again only after an exchange changed what it holds. Every pair of members
+        looks at them (:meth:`best_cross_topic`), and on a group of a few partitions per
+        member (2,500 on 2,000 members, 25 topics) counting them per pair was most of the
+        search: 3.7 million look-ups for one plan."""
+        known = self.held_bounds.get(m)
+        if known is not None and known[0] == self.changes[m]:
+            return known[1], known[2]
+        holds, ceils, floors = self.state.holds, self.ceils, self.floors
+        at_ceil: set[int] = set()
+        at_floor: set[int] = set()
+        for t in self.subscribed[m]:
+            ceil = ceils[t]
+            if ceil < 0:
+                continue  # as many partitions for each subscriber: none moves alone
+            count = len(holds(t, m))
+            if count == ceil:
+                at_ceil.add(t)
+            elif count == floors[t]:
+                at_floor.add(t)
+        self.held_bounds[m] = (self.changes[m], at_ceil, at_floor)
+        return at_ceil, at_floor
+
     def apply(self, e: _Exchange) -> None:
         s = self.state
+        self.changes[e.giver] += 1
+        self.changes[e.taker] += 1
         for t, item in e.out:
             s.take(t, e.giver, item)
             s.give(t, e.taker, item)
