@@ -44,7 +44,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from _broker import admin_client, commit, create_topics, measure_and_save, produce, wait_leaders
+from _broker import admin_client, commit, create_topics, measure_and_save, produce
 from rich.table import Table
 
 TOPICS = 20
@@ -240,8 +240,7 @@ def run(args: argparse.Namespace, broker: Any) -> dict[str, Any]:
     topics = [f"loop-{t:02d}" for t in range(TOPICS)]
     shape = dict.fromkeys(topics, PARTITIONS_PER_TOPIC)
     admin = admin_client(broker.bootstrap)
-    create_topics(admin, shape)
-    wait_leaders(admin, shape)
+    create_topics(admin, shape)  # and waits for every partition's leader
     counts = {(t, p): 1 + p % 3 for t in topics for p in range(PARTITIONS_PER_TOPIC)}
     produce(broker.bootstrap, counts, value=lambda *_: b"x" * 16, config=PRODUCER)
     load_before = loadavg()

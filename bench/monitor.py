@@ -60,7 +60,6 @@ from _broker import (
     create_topics,
     measure_and_save,
     produce,
-    wait_leaders,
 )
 from rich.table import Table
 
@@ -389,8 +388,7 @@ def run(args: argparse.Namespace, broker: Broker) -> dict[str, Any]:
 
     admin = admin_client(broker.bootstrap)
     topics = topics_of(args.partitions, args.topics)
-    create_topics(admin, topics)
-    wait_leaders(admin, topics)
+    create_topics(admin, topics)  # and waits for every partition's leader
     produce(
         broker.bootstrap,
         {(t, p): RECORDS_PER_PARTITION for t, n in topics.items() for p in range(n)},

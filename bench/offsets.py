@@ -190,7 +190,7 @@ def setup(broker: Broker, scales: Sequence[int]) -> tuple[dict[int, list[str]], 
         shape = dict.fromkeys(names, PARTITIONS_PER_TOPIC)
         print(f"{scale:,} partitions: creating {len(names)} topics ...", file=sys.stderr)
         began = time.monotonic()
-        create_topics(admin, shape)
+        create_topics(admin, shape, led=False)  # the wait for leaders is timed below
         created = time.monotonic() - began
         wait_leaders(admin, shape)
         led = time.monotonic() - began

@@ -189,18 +189,30 @@ def admin_client(bootstrap: str) -> Any:
     return AdminClient({"bootstrap.servers": bootstrap}, logger=quiet)
 
 
-def create_topics(admin: Any, partitions: Mapping[str, int]) -> None:
-    """Creates the topics (replication factor 1), one request each, and waits for them."""
+def create_topics(
+    admin: Any,
+    partitions: Mapping[str, int],
+    config: Mapping[str, str] | None = None,
+    *,
+    led: bool = True,
+) -> None:
+    """Creates the topics (replication factor 1, topic ``config``), one request each, and with
+    ``led`` waits until every partition has a leader (:func:`wait_leaders`; benchmarks that time
+    the two apart wait themselves). Created is not yet led: a producer that asks before the
+    broker's metadata has a new partition's leader gets UNKNOWN_TOPIC_OR_PART for its records
+    (fresh-clone CI runs at load 4-5, test_monitor_batch_live and test_monitor_status_live)."""
     from confluent_kafka.admin import NewTopic
 
     for topic, count in partitions.items():
         futures = admin.create_topics(
-            [NewTopic(topic, num_partitions=count, replication_factor=1)],
+            [NewTopic(topic, num_partitions=count, replication_factor=1, config=dict(config or {}))],
             request_timeout=REQUEST_TIMEOUT_S,
             operation_timeout=REQUEST_TIMEOUT_S,
         )
         for future in futures.values():
             future.result(timeout=REQUEST_TIMEOUT_S)
+    if led:
+        wait_leaders(admin, partitions)
 
 
 def wait_leaders(admin: Any, partitions: Mapping[str, int], timeout: float = 300.0) -> float:

@@ -32,7 +32,6 @@ from tests.kafka.broker import (
     commit,
     create_topics,
     produce,
-    wait_leaders,
 )
 from tests.kafka.conftest import KafkaSh
 
@@ -256,8 +255,7 @@ def test_a_two_node_cluster_serves_partitions_on_both_brokers(
         )
         assert sorted(n.id for n in nodes.nodes) == [1, 2]
         topic = f"lagassign-test-{uuid.uuid4().hex[:12]}"
-        create_topics(admin, {topic: PARTITIONS})
-        wait_leaders(admin, {topic: PARTITIONS})
+        create_topics(admin, {topic: PARTITIONS})  # and waits for every partition's leader
         described = admin.describe_topics(
             TopicCollection([topic]), request_timeout=REQUEST_TIMEOUT_S
         )[topic].result(timeout=REQUEST_TIMEOUT_S)

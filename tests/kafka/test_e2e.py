@@ -32,7 +32,6 @@ from tests.kafka.broker import (
     committed_offsets,
     create_topics,
     produce,
-    wait_leaders,
 )
 from tests.kafka.processes import Processes, Reporting, wait_for
 
@@ -161,7 +160,6 @@ def backlog(admin: AdminClient, bootstrap: str, counts: Counts) -> None:
     refuse records for new ones)."""
     shape = {t: len(ns) for t, ns in counts.items()}
     create_topics(admin, shape)
-    wait_leaders(admin, shape)
     produce(bootstrap, per_partition(counts))
 
 

@@ -49,7 +49,6 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import NewTopic
 
 from lagassign.status import MIN_DISTANCE_S, WINDOW
 from tests.kafka.broker import (
@@ -58,6 +57,7 @@ from tests.kafka.broker import (
     commit_from,
     committed_offsets,
     committer,
+    create_topics,
     produce,
 )
 from tests.kafka.processes import Processes, Reporting, wait_for
@@ -144,14 +144,8 @@ class Run:
 
 
 def make_topic(bootstrap: str, name: str, counts: list[int], **config: str) -> str:
-    admin = admin_client(bootstrap)
     topic = unique(name)
-    futures = admin.create_topics(
-        [NewTopic(topic, num_partitions=len(counts), replication_factor=1, config=config)],
-        request_timeout=REQUEST_TIMEOUT_S,
-        operation_timeout=REQUEST_TIMEOUT_S,
-    )
-    futures[topic].result(timeout=REQUEST_TIMEOUT_S)
+    create_topics(admin_client(bootstrap), {topic: len(counts)}, config)
     if any(counts):
         produce(bootstrap, {(topic, p): n for p, n in enumerate(counts) if n})
     return topic

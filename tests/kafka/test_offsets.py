@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import pytest
 from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 
 from lagassign.kafka.offsets import (
     ClientConfigError,
@@ -32,7 +32,7 @@ from lagassign.kafka.offsets import (
 )
 from lagassign.lag_rules import group_lags
 from lagassign.model import Offsets, TopicPartition
-from tests.kafka.broker import closed_port, commit, produce, wait_leaders
+from tests.kafka.broker import closed_port, commit, create_topics, produce
 
 REQUEST_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 20.0
@@ -62,17 +62,8 @@ def make_topic(admin: AdminClient, kafka_bootstrap: str) -> Iterator[MakeTopic]:
 
     def make(counts: Sequence[int]) -> str:
         name = unique("topic")
-        futures = admin.create_topics(
-            [NewTopic(name, num_partitions=len(counts), replication_factor=1)],
-            request_timeout=REQUEST_TIMEOUT_S,
-            operation_timeout=REQUEST_TIMEOUT_S,
-        )
-        futures[name].result(timeout=REQUEST_TIMEOUT_S)
+        create_topics(admin, {name: len(counts)})
         made.append(name)
-        # Created is not yet led: a producer that asks before the broker's metadata has the new
-        # partitions' leader gets UNKNOWN_TOPIC_OR_PART for its records (a fresh-clone CI run,
-        # test_monitor_batch_live, at load 4-5)
-        wait_leaders(admin, {name: len(counts)})
         produce(kafka_bootstrap, {(name, p): n for p, n in enumerate(counts)})
         return name
 
