@@ -295,20 +295,22 @@ class _State:
         held = self.held[(t, m)] = [self.topics[t].item(i)]
         return held
 
-    def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+    def _unplace(self, t: int) -> None:
+        """Topic ``t`` written into ``held`` whole and out of ``placed``, before something of
+        it changes hands."""
         if self.placed and t in self.placed:
             self._write(t)
             del self.placed[t]
             self.places_of.pop(t, None)
+
+    def give(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
+        self._unplace(t)
         bisect.insort(self.holding(t, m), item)
         self.load[m] += item[0] * self.scale[m]
         self.count[m] += 1
 
     def take(self, t: int, m: int, item: tuple[float, TopicPartition]) -> None:
-        if self.placed and t in self.placed:
-            self._write(t)
-            del self.placed[t]
-            self.places_of.pop(t, None)
+        self._unplace(t)
         held = self.held[(t, m)]
         del held[bisect.bisect_left(held, item)]
         self.load[m] -= item[0] * self.scale[m]
@@ -822,7 +824,7 @@ def _nearest(
     """The items of ``held`` (sorted by weight) just below and above ``target``."""
     if len(held) <= 1:
         return held  # what the slice below gives, without the search
-    i = bisect.bisect_left(held, target, key=itemgetter(0))
+    i = bisect.bisect_left(held, target, key=_weight)
     return held[max(i - 1, 0) : i + 1]
 
 
@@ -835,12 +837,12 @@ class _Search:
         self.threshold = 0.0
         #: member -> the topics it subscribes (indexes); filled when the search starts
         self.subscribed: list[set[int]] = []
+        uneven = [topic.ceil > topic.floor for topic in state.topics]
         #: the topics whose subscribers do not all hold as many partitions (ceiling > floor):
         #: the only ones a partition may leave without one coming back
-        self.uneven: set[int] = set()
+        self.uneven = {t for t, u in enumerate(uneven) if u}
         # Per topic, the count a member holds at its ceiling and at its floor where the two
         # differ, else -1 (no count): the look-ups below run millions of times.
-        uneven = [topic.ceil > topic.floor for topic in state.topics]
         self.ceils = [t.ceil if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
         self.floors = [t.floor if u else -1 for t, u in zip(state.topics, uneven, strict=True)]
         #: member -> exchanges applied to it so far, and what :meth:`bounds_held` found of it
@@ -872,7 +874,6 @@ class _Search:
         self.subscribed = [set() for _ in load]
         for t, topic in enumerate(self.state.topics):
             _each(set.add, map(self.subscribed.__getitem__, topic.subscribers), itertools.repeat(t))
-        self.uneven = {t for t, topic in enumerate(self.state.topics) if topic.ceil > topic.floor}
         huge = sum(t.size for t in self.state.topics) > DOUBLE_SWAPS_TOP_ONLY
         changed = True
         while changed and self.budget > 0:
