@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagassign.lag_rules import group_lags
-from lagassign.metrics import evaluate
+from lagassign.metrics import evaluate, pigeonhole_bound
 from lagassign.model import Group, Member, Topic, TopicPartition
 from lagassign.optimum import optimum
 from lagassign.samples import FAMILIES, generate, suite, with_rates
@@ -330,6 +330,17 @@ def test_count_bound_example():
     assert max_lag(g, "balanced") == 1410
 
 
+def test_count_bound_global_floor_example():
+    """_count_bound's docstring: each member holds two partitions and one of t, so whoever
+    holds t's 900 holds one of u, v and w too; the pigeonhole bound sees a 1 of t instead."""
+    g = group({"t": [900, 1, 1], "u": [9], "v": [8], "w": [7]}, {m: "tuvw" for m in "abc"})
+    topics = balanced._topics(g, None)
+    assert balanced._count_bound(topics) == 900
+    assert balanced._count_bound(topics, global_floor=2) == 907
+    assert pigeonhole_bound(balanced._all_weights(topics), 3, 2) == 901
+    assert max_lag(g, "balanced") == 907
+
+
 def _smallest_largest_total(g: Group, scale: list[float]) -> float:
     """The least largest member load (lag × ``scale``) over every assignment that keeps
     balanced's counts, by trying them all."""
@@ -371,11 +382,33 @@ def test_count_bound_is_a_lower_bound(seed: int, speeds: bool):
     rng = random.Random(seed)
     g = random_group(rng, max_topics=2, max_partitions=4, max_members=3)
     scale = [1 / rng.uniform(0.5, 4) if speeds else 1.0 for _ in g.members]
-    bound = balanced._count_bound(balanced._topics(g, None), scale if speeds else None)
+    topics = balanced._topics(g, None)
+    floor = balanced._new_state(g, topics).global_floor
+    bound = balanced._count_bound(topics, scale if speeds else None, floor)
     least = _smallest_largest_total(g, scale)
     assert bound <= least * (1 + 1e-12), (bound, least)
     if not speeds:
         assert least <= max_lag(g, BalancedAssignor(sticky=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_count_bound_with_the_global_floor_is_a_lower_bound(seed: int):
+    """With identical subscriptions over many small topics, where the floors leave members
+    short of the global floor (the part of the bound :func:`balanced._lightest_more` adds): never
+    above the best assignment with balanced's counts, all of them tried."""
+    rng = random.Random(seed)
+    sizes = [rng.randint(1, 2) for _ in range(rng.randint(3, 5))]
+    while sum(sizes) > 8:  # every assignment is tried: 3 members, 8 partitions at most
+        sizes.pop()
+    lags = {f"t{i}": [rng.choice((1, 5, 10**3, 10**6)) for _ in range(n)] for i, n in enumerate(sizes)}
+    g = group(lags, {m: list(lags) for m in "abc"[: rng.randint(2, 3)]})
+    topics = balanced._topics(g, None)
+    floor = balanced._new_state(g, topics).global_floor
+    bound = balanced._count_bound(topics, None, floor)
+    least = _smallest_largest_total(g, [1.0] * len(g.members))
+    assert bound <= least * (1 + 1e-12), (bound, least)
+    assert least <= max_lag(g, BalancedAssignor(sticky=False))
 
 
 def _mixed_group(
