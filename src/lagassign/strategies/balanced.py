@@ -449,8 +449,8 @@ def _count_bound(
     Example: members a, b, c read t (lags 900, 1, 1), u (9), v (8) and w (7). Each holds two
     partitions and one of t, so whoever holds t's 900 holds one of u, v and w too: at least
     907. The pigeonhole bound says 901 (the 900 and a 1 of t, which that member cannot hold).
-    On bench/cost.py's ordinary groups this is where balanced's plan was optimal and the
-    restarts ran to the end of their budget looking for a better one.
+    On 5 of bench/cost.py's 25 slowest ordinary groups this was balanced's plan (the optimum),
+    which the restarts then spent their whole budget trying to beat.
 
     With ``scale`` (members of different speeds, see :class:`_State`), a member's load is its
     total times its scale, and the member that holds the k + 1 may be any subscriber: the
@@ -1527,11 +1527,11 @@ def _balanced_state(
     whole = math.ceil(bound * (1 - WHOLE_SLACK)) if whole_loads else 0
     if whole_loads and empty.global_floor and size <= GLOBAL_CONSTRUCTION_LIMIT:
         # The count bound with the global floor (members its floors leave short of it take
-        # their lightest more) is the optimum on most ordinary groups where the restarts ran
-        # to the end of their budget looking for better (bench/cost.py). A plan at it ends the
-        # search; one within MIN_GAIN above it does not, as for the bounds above: there the
-        # restarts often reach it (17 of 1,000 groups ended up to 0.009% worse when they
-        # stopped short).
+        # their lightest more) was the optimum on 5 of bench/cost.py's 25 slowest ordinary
+        # groups, where the restarts spent their whole budget looking for better. A plan at
+        # it ends the search; one within MIN_GAIN above it does not, as it does for the
+        # bounds above: there the restarts often reach it (17 of 1,000 groups ended up to
+        # 0.009% worse when they stopped short).
         filled = _count_bound(topics, None, empty.global_floor)
         whole = max(whole, math.ceil(filled * (1 - WHOLE_SLACK)))
     # within MIN_GAIN of the bound is as good as at it: the search takes no smaller step
