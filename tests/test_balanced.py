@@ -116,6 +116,30 @@ def test_sticky_keeps_a_balanced_assignment_as_it_is():
     assert m.moves == 0 and m.max_member_lag == 230
 
 
+def test_sticky_keeps_what_is_within_tolerance_of_the_bound_without_a_search(monkeypatch):
+    """b holds 230 and a 220, within 5% of the bound (225): no plan beats what they own by
+    more than the tolerance, so it is kept with no search at all (a group that rebalances
+    with nothing changed). Owning 270 against the same bound, they are searched."""
+    searches = []
+    run = balanced._Search.run
+    def counted(self: balanced._Search, target: float = 0.0) -> None:
+        searches.append(target)
+        run(self, target)
+
+    monkeypatch.setattr(balanced._Search, "run", counted)
+    g = owned_group(
+        {"t": [100, 90, 80, 70, 60, 50]}, {"a": ["t-0", "t-5", "t-3"], "b": ["t-1", "t-2", "t-4"]}
+    )
+    kept = {"a": tps("t-0", "t-3", "t-5"), "b": tps("t-1", "t-2", "t-4")}
+    assert BalancedAssignor().assign(g).as_lists() == kept
+    assert searches == []
+    g = owned_group(
+        {"t": [100, 90, 80, 70, 60, 50]}, {"a": ["t-0", "t-1", "t-2"], "b": ["t-3", "t-4", "t-5"]}
+    )
+    assert evaluate(g, BalancedAssignor().assign(g), group_lags(g)).max_member_lag == 230
+    assert searches
+
+
 def test_sticky_moves_only_what_a_joining_member_needs():
     owned = {"a": ["t-0", "t-1", "t-2"], "b": ["t-3", "t-4", "t-5"], "new": []}
     g = owned_group({"t": [10, 10, 10, 10, 10, 10]}, owned)

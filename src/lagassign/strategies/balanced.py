@@ -1534,8 +1534,23 @@ def _balanced_state(
         # 0.009% worse when they stopped short).
         filled = _count_bound(topics, None, empty.global_floor)
         whole = max(whole, math.ceil(filled * (1 - WHOLE_SLACK)))
+    least = max(bound, whole)  # no plan's largest load is below this
     # within MIN_GAIN of the bound is as good as at it: the search takes no smaller step
     bound = max(bound * (1 + MIN_GAIN), whole)
+    sticky: _State | None = None  # what members own, kept up to their quotas
+    owned: dict[TopicPartition, int] = {}
+    if owners:
+        index = {m.id: i for i, m in enumerate(group.members)}
+        owned = {tp: index[m] for tp, m in owners.items() if m in index}
+        sticky = _new_state(group, topics, scale)
+        _construct_sticky(sticky, owned)
+        # What members own, within the tolerance of what no plan beats, is within it of the
+        # fresh plan too, whatever the search finds: kept as it is, the same plan as after the
+        # search, without it. A group that rebalances with little changed (a member restarts,
+        # the metadata is refreshed) is so. Not with a budget shared with other plans
+        # (catch_up_plan's): the fresh search spends it.
+        if work is None and max(sticky.load, default=0.0) <= least * (1 + tolerance):
+            return sticky
 
     #: the starts constructed so far, by their loads and counts
     seen: set[tuple[tuple[float, ...], tuple[int, ...]]] = set()
@@ -1584,11 +1599,7 @@ def _balanced_state(
         if max(best.load, default=0.0) <= bound:
             break
     assert best is not None
-    if owners:
-        index = {m.id: i for i, m in enumerate(group.members)}
-        owned = {tp: index[m] for tp, m in owners.items() if m in index}
-        sticky = _new_state(group, topics, scale)
-        _construct_sticky(sticky, owned)
+    if sticky is not None:
         target = max(best.load, default=0.0) * (1 + tolerance)
         search = _Search(sticky, budget)
         search.run(target)
