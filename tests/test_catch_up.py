@@ -299,6 +299,18 @@ def test_optimum_on_the_docstring_example():
     assert best.bound <= 200.0 <= best.value <= 200.0 * 1.002
 
 
+def test_utilisation_optimum_stops_at_a_target():
+    """With a target the solver stops at the first plan at or below it (bench/drain.py asks
+    only whether every member can keep up); without a plan that good, it goes on to the
+    optimum, whose value is above the target."""
+    rates = {p.tp: p.rate_in or 0.0 for p in EXAMPLE.partitions()}
+    capacity = {"a": 100.0, "b": 50.0}
+    reached = utilisation_optimum(EXAMPLE, rates, capacity, node_limit=100, target=1 - 1e-6)
+    assert 0.7 - 1e-9 <= reached.value < 1
+    missed = utilisation_optimum(EXAMPLE, rates, capacity, node_limit=100, target=0.5)
+    assert missed.value == pytest.approx(0.7)
+
+
 CERTIFIED = list(catch_up_suite(8, max_partitions=40))
 #: branch-and-bound nodes each HiGHS call of the certification may take (as test_balanced.py)
 NODES = 10_000

@@ -209,15 +209,20 @@ def utilisation_optimum(
     time_limit: float = 20.0,
     gap: float = 1e-4,
     node_limit: int | None = None,
+    target: float | None = None,
 ) -> Optimum:
     """The smallest largest inflow ÷ capacity over members (``rates``: produce rate per
     partition; ``capacity``: msg/s per member id, positive); ``node_limit`` as in
-    :func:`optimum`."""
+    :func:`optimum`. ``target``: stop at the first plan found at or below it (HiGHS's
+    ``objective_target``), for callers that only ask whether some plan gets there: whether
+    every member can keep up is ``utilisation_optimum(..., target=...).value < 1``."""
     if not group.members or not any(
         p.tp.topic in m.topics for p in group.partitions() for m in group.members
     ):
         return Optimum(0.0, 0.0)
     model = _Assignments(group, time_limit, gap, extra=1, node_limit=node_limit)
+    if target is not None:
+        model.h.setOptionValue("objective_target", float(target))
     u = model.columns - 1
     model.minimise(u)
     for i, m in enumerate(model.members):
