@@ -1,13 +1,16 @@
 """The `lag` strategy reproduces the seed's Java LagBasedPartitionAssignor exactly."""
 
 import random
+from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lagassign.java_ordering import java_order
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Member, Offsets, Partition, Topic, TopicPartition
+from lagassign.strategies import lag
 from lagassign.strategies.lag import LagAssignor
 from tests.builders import group, partitions_of
 from tests.groupgen import random_group
@@ -115,3 +118,25 @@ def test_rounds_give_what_one_partition_at_a_time_gives(seed: int):
     g = random_group(random.Random(seed), max_partitions=30, max_members=9)
     got = LagAssignor().assign(g)
     assert {m: list(tps) for m, tps in got.partitions.items()} == one_partition_at_a_time(g)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_on_arrays_the_same_as_one_partition_at_a_time(seed: int):
+    # From ARRAYS_FROM partitions on, topics are ordered and the assignment listed on arrays:
+    # the same assignment, each member's partitions in the same order. With lags from offsets,
+    # several rounds, one round, short last rounds, and lags beyond 64 bits (ordered in Python).
+    rng = random.Random(seed)
+    g = random_group(rng, max_topics=6, max_partitions=30, max_members=9)
+    if rng.random() < 0.3:
+        name = rng.choice(sorted(g.topics))
+        huge = tuple(
+            replace(p, lag=rng.choice((0, 2**63 - 1, 2**70)), offsets=None)
+            for p in g.topics[name].partitions
+        )
+        g = replace(g, topics={**g.topics, name: replace(g.topics[name], partitions=huge)})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lag, "ARRAYS_FROM", 0)
+        got = LagAssignor().assign(g)
+    assert {m: list(tps) for m, tps in got.partitions.items()} == one_partition_at_a_time(g)
+    assert list(got.partitions) == [m.id for m in g.members]

@@ -21,10 +21,14 @@ from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from lagassign.java_ordering import java_order
 from lagassign.model import Group, Partition, TopicPartition
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 DEFAULT_AUTO_OFFSET_RESET = "latest"
 #: what ``auto.offset.reset`` may say (any case): Kafka's values, and "by_duration:<duration>"
@@ -125,6 +129,27 @@ def topic_lags(
             for lag, p in zip(given, partitions, strict=True)
         ]
     return given
+
+
+def topic_lags_on_array(
+    partitions: Sequence[Partition], auto_offset_reset: str = DEFAULT_AUTO_OFFSET_RESET
+) -> NDArray[np.int64] | None:
+    """:func:`topic_lags` on an array of 64-bit ints, read at C speed without a Python number
+    made per partition; None when a lag does not fit in 64 bits (those stay in Python)."""
+    import numpy as np  # here: it takes a while to load, small groups never need it
+
+    n = len(partitions)
+    try:
+        # lags are whole numbers (model.Partition), so the array holds them exactly
+        return np.fromiter(map(_lag, partitions), dtype=np.int64, count=n)
+    except TypeError:  # a lag of None: from offsets, by the rule
+        pass
+    except OverflowError:
+        return None
+    try:
+        return np.fromiter(topic_lags(partitions, auto_offset_reset), dtype=np.int64, count=n)
+    except OverflowError:
+        return None
 
 
 _lag = attrgetter("lag")
