@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from lagassign.collector import collector_paused
 from lagassign.java_ordering import java_order
-from lagassign.lag_rules import GroupLags, group_lags, topic_lags
+from lagassign.lag_rules import GroupLags, group_lags, topic_lags, topic_lags_on_array
 from lagassign.metrics import lower_bound, pigeonhole_bound
 from lagassign.model import Assignment, Group, Member, Partition, TopicPartition
 from lagassign.rates import (
@@ -73,6 +73,10 @@ from lagassign.strategies.base import (
     RebalanceProtocol,
     Strategy,
     hottest_first,
+    hottest_first_on_array,
+    keys_on_array,
+    listed_by_owner,
+    stable_order,
     subscribers_by_topic,
 )
 from lagassign.strategies.base import each as _each
@@ -339,7 +343,9 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
         partitions = group.topics[name].partitions
         heat: list[float] | NDArray[np.float64]
         if weights is None:
-            heat = topic_lags(partitions, group.auto_offset_reset)  # type: ignore[assignment]
+            # on arrays, read as one (None: a lag beyond 64 bits, read as Python's)
+            lags = topic_lags_on_array(partitions, group.auto_offset_reset) if on_arrays else None
+            heat = topic_lags(partitions, group.auto_offset_reset) if lags is None else lags  # type: ignore[assignment]
         elif isinstance(weights, _Column):
             heat = weights.of(name, partitions)
         else:
@@ -352,7 +358,7 @@ def _topics(group: Group, weights: _Weights | None) -> list[_Topic]:
             # the same numbers as below: the sum of ints is exact in any order, floats are
             # added hottest first
             heaviest = topic.heaviest if n else 0
-            total = sum(heat) if hottest.dtype.kind == "i" else sum(hottest.tolist())
+            total = _total(hottest)
         else:
             # Hottest first, equal weights in partition order: the sort is stable.
             numbers = heat if isinstance(heat, list) else heat.tolist()  # a column's floats
@@ -391,37 +397,19 @@ def _ordered_on_array(
             return None
     elif values.dtype.kind != "i":
         return None
-    # decreasing, equal weights in their order, as sorted(..., reverse=True)
-    n = len(values)
-    order: NDArray[np.intp]
-    if values.dtype.kind == "i" and n and values.min() >= 0 and values.max() <= (2**63 - n) // n:
-        # each weight and its place in one whole number, all different: weight × n + places
-        # from the end, in increasing order and read backwards
-        order = np.argsort(values * n + np.arange(n - 1, -1, -1))[::-1]
-    else:
-        # the weights backwards in increasing order, read backwards
-        order = (n - 1) - _stable_order(values[::-1])[::-1]
+    order = hottest_first_on_array(values)
     return order, values[order]
 
 
-def _stable_order(values: NDArray[Any]) -> NDArray[np.intp]:
-    """``np.argsort(values, kind="stable")`` (equal values in their order) of values that are
-    not NaN, sooner: NumPy's default sort is several times faster than its stable one, and when
-    no two values are equal every sort gives that order. When some are (loads of members in the
-    construction on arrays mostly are), each place is ordered by its value's rank among the
-    distinct values, then by the place itself: one whole number each, all different, sorted by
-    the default sort again (2,000 floats: 80 µs, where the stable sort after the first took
-    150)."""
-    import numpy as np
-
-    order: NDArray[np.intp] = np.argsort(values)
-    ordered = values[order]
-    rises = ordered[1:] != ordered[:-1]
-    if rises.all():
-        return order
-    n = len(values)
-    rank = np.concatenate((np.zeros(1, dtype=np.intp), np.cumsum(rises, dtype=np.intp)))
-    return np.sort(rank * n + order) % n
+def _total(hottest: NDArray[Any]) -> float:
+    """The sum of a topic's weights ordered on an array (:func:`_ordered_on_array`), as Python
+    adds them: ints exactly in any order (on the array unless they could overflow 64 bits),
+    floats one after the other, hottest first."""
+    if hottest.dtype.kind == "i" and (
+        not len(hottest) or len(hottest) * max(int(hottest[0]), -int(hottest[-1])) < 2**63
+    ):
+        return int(hottest.sum())
+    return sum(hottest.tolist())  # type: ignore[no-any-return]
 
 
 def _count_bound(
@@ -586,7 +574,7 @@ def _construct_one_each(state: _State) -> None:
         # identical subscriptions and full topics): one sort of a topic's readers, not three.
         counts = count[by_tie]
         if counts.min() == counts.max():
-            takers = by_tie[_stable_order(load[by_tie])]
+            takers = by_tie[stable_order(load[by_tie])]
         else:
             takers = by_tie[np.lexsort((counts, load[by_tie]))]
         weights = (
@@ -1856,28 +1844,11 @@ def _to_assignment_on_arrays(
     """:func:`_to_assignment` without a Python step per partition: each partition's member in
     the order the assignment lists them (:class:`_MemberTotals`: topics as Java orders names,
     then by number), and a stable sort by member gives each member's partitions in that
-    order."""
-    import numpy as np  # here: it takes a while to load, small groups never get here
-
+    order (:func:`~lagassign.strategies.base.listed_by_owner`)."""
     totals = _MemberTotals(group) if totals is None else totals
     owner = totals.owners(state) if owner is None else owner
-    members = len(group.members)
-    # small whole numbers sort by radix: a million in milliseconds; nobody's (-1) sorts last
-    key = owner.astype(np.uint16) if members < 2**16 else np.where(owner < 0, members, owner)
-    in_order = np.argsort(key, kind="stable")
-    counts = np.bincount(owner[owner >= 0], minlength=members).tolist()
-    n = len(totals.partitions)
-    tps = np.fromiter(map(_tp, totals.partitions), dtype=object, count=n)
-    assigned = {}
-    end = 0
-    for member, count in zip(group.members, counts, strict=True):
-        start, end = end, end + count
-        # A member's partitions lie all over memory, and touching each (its reference count)
-        # is most of the time here: NumPy's take touches them in a loop of its own, several
-        # at once, 2-3 times as fast as a Python call per partition; the tuple is then made
-        # of partitions just touched.
-        assigned[member.id] = tuple(tps.take(in_order[start:end]).tolist())
-    return Assignment(assigned)
+    tps, _ = keys_on_array(group, totals.start)  # as the totals list them
+    return Assignment(listed_by_owner(group.members, tps, owner))
 
 
 def catch_up_plan(
@@ -2124,7 +2095,16 @@ class _MemberTotals:
             if placed is not None and len(topic.places) == len(placed):
                 # a topic keeps its partitions in number order (model.Topic), as ``partitions``
                 # lists them: a partition's place in it is its place here
-                owner[np.asarray(topic.places, dtype=np.intp) + start] = placed
+                places = np.asarray(topic.places, dtype=np.intp) + start
+                made = state.places_of.get(t)
+                if made is None:
+                    owner[places] = placed
+                else:
+                    # each member's place among the topic's, as the construction on arrays
+                    # left them: no list of members to read into an array (a million, 70 ms)
+                    place_of = np.asarray(made)
+                    holders = np.flatnonzero(place_of >= 0)
+                    owner[places[place_of[holders]]] = holders
                 continue
             if placed is not None:
                 members, items = placed, topic.partitions

@@ -139,14 +139,27 @@ def stable_order(values: NDArray[Any]) -> NDArray[np.intp]:
     return np.sort(rank * n + order) % n
 
 
-def keys_on_array(group: Group) -> tuple[NDArray[np.object_], dict[str, int]]:
-    """Every partition's key on an array, as :meth:`Group.partition_keys` lists them, and
-    where each topic's start there."""
+def keys_on_array(
+    group: Group, names: Iterable[str]
+) -> tuple[NDArray[np.object_], dict[str, int]]:
+    """The keys of the partitions of the topics ``names``, in that order (each topic's in
+    number order) on an array, and where each topic's start there. Read from the group's
+    index (:meth:`Group.partition_keys`), not partition by partition; and in the order an
+    assignment lists them, so that listing a member's partitions reads the array forwards
+    (:func:`listed_by_owner`: twice as fast as reading it in the group's order)."""
     import numpy as np
 
     sizes = [len(topic.partitions) for topic in group.topics.values()]
-    starts = dict(zip(group.topics, itertools.accumulate(sizes, initial=0), strict=False))
-    return np.fromiter(group.partition_keys(), dtype=object, count=sum(sizes)), starts
+    where = dict(zip(group.topics, itertools.accumulate(sizes, initial=0), strict=False))
+    keys = np.fromiter(group.partition_keys(), dtype=object, count=sum(sizes))
+    starts: dict[str, int] = {}
+    pieces: list[NDArray[np.object_]] = []
+    at = 0
+    for name in names:
+        starts[name] = at
+        at += len(group.topics[name].partitions)
+        pieces.append(keys[where[name] : where[name] + at - starts[name]])
+    return (np.concatenate(pieces) if pieces else keys[:0]), starts
 
 
 def listed_by_owner(

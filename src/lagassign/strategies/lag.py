@@ -73,7 +73,7 @@ class LagAssignor(Strategy):
         readers = subscribers_by_topic(by_id, names)
         read = [name for name in names if readers[name]]
         size = sum(len(group.topics[name].partitions) for name in read)
-        listing = _OnArrays(group, by_id, size) if size >= ARRAYS_FROM else _InLists(by_id)
+        listing = _OnArrays(group, by_id, read, size) if size >= ARRAYS_FROM else _InLists(by_id)
         for name in read:
             subscribers = readers[name]
             lags, order = listing.topic(group.topics[name], group.auto_offset_reset, subscribers)
@@ -137,15 +137,18 @@ class _OnArrays:
     (:func:`~lagassign.strategies.base.listed_by_owner`). On 500 topics of 2,000 partitions
     and 2,000 members, the appends alone took a quarter of a second."""
 
-    def __init__(self, group: Group, members: Sequence[Member], size: int) -> None:
+    def __init__(
+        self, group: Group, members: Sequence[Member], names: Sequence[str], size: int
+    ) -> None:
         import numpy as np
 
         self.members = members
-        #: every partition's key, and where each topic's start among them
-        self.tps, self.starts = keys_on_array(group)
+        #: the keys of the partitions of the topics ``names`` read, and where each topic's
+        #: start among them
+        self.tps, self.starts = keys_on_array(group, names)
         self.start = 0
         #: each partition given, in the order given: who takes it (a position in ``members``)
-        #: and which it is (a place among the group's partitions); 32 bits, for memory
+        #: and which it is (its place in ``tps``); 32 bits, for memory
         self.owner = np.empty(size, dtype=np.int32)
         self.picks = np.empty(size, dtype=np.int32)
         self.given = 0
