@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     _Whole = Sequence[int] | NDArray[np.integer[Any]]
 
 #: from this many partitions on, topics are ordered and the assignment listed on arrays
-#: (:class:`_OnArrays`): the same assignment, without a Python step per partition. Loading
-#: NumPy takes about as long as listing 200,000 partitions in Python saves.
+#: (:class:`_OnArrays`): the same assignment, without a Python step per partition (a million
+#: partitions: 0.52 -> 0.30 s). The first such group of a process also loads NumPy, some
+#: 0.15 s, which smaller groups would not win back.
 ARRAYS_FROM = 200_000
 
 
