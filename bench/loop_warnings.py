@@ -264,6 +264,7 @@ def run(args: argparse.Namespace, broker: Any) -> dict[str, Any]:
         "members": args.members,
         "seconds": args.seconds,
         "rounds": args.rounds,
+        "rebalance_delay_ms": args.rebalance_delay_ms,
         "load_before": load_before,
         "load_after": loadavg(),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
@@ -353,7 +354,11 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
         f"3 consumer processes started at once, each subscribed to every topic, polling from "
         f"the earliest offset for {result['seconds']:g} s; {result['rounds']} rounds, variants "
         f"taking turns. Slow steps: kafka-python's own `Task … ran for … It is blocking the "
-        f"event loop` warnings (threshold 0.1 s). Load average {result['load_before']} before "
+        f"event loop` warnings (threshold 0.1 s). The broker waits "
+        f"{result.get('rebalance_delay_ms', 0):,} ms for more members before it answers a new "
+        f"group's first JoinGroup (`group.initial.rebalance.delay.ms`; Kafka's default is "
+        f"3,000). "
+        f"Load average {result['load_before']} before "
         f"and {result['load_after']} after, on {result['machine']['cpus']} cores shared with "
         f"other work.",
         "",
@@ -395,6 +400,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--members", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=25.0)
+    parser.add_argument(
+        "--rebalance-delay-ms",
+        type=int,
+        default=0,
+        help="the broker's group.initial.rebalance.delay.ms (default 0, as the tests' broker; "
+        "Kafka's default is 3000); other than 0 writes loop_warnings-delay-MS.*",
+    )
     parser.add_argument("--member", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
@@ -405,7 +417,12 @@ def main() -> None:
     if args.member:
         member(args)
         return
-    measure_and_save("loop_warnings", lambda broker: run(args, broker), render)
+    name = "loop_warnings"
+    if args.rebalance_delay_ms:
+        name += f"-delay-{args.rebalance_delay_ms}"
+    # the broker (scripts/kafka.sh) reads it from the environment it is started in
+    os.environ["LAGASSIGN_KAFKA_GROUP_DELAY_MS"] = str(args.rebalance_delay_ms)
+    measure_and_save(name, lambda broker: run(args, broker), render)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@
 #   LAGASSIGN_KAFKA_START_TIMEOUT  seconds to wait for the broker to answer (default 120)
 #   LAGASSIGN_KAFKA_STOP_TIMEOUT   seconds between SIGTERM and SIGKILL (default 30)
 #   LAGASSIGN_KAFKA_HEAP_OPTS      JVM heap options (default -Xms256m -Xmx768m)
+#   LAGASSIGN_KAFKA_GROUP_DELAY_MS group.initial.rebalance.delay.ms (default 0: tests form groups
+#                                  at once; Kafka's own default is 3000)
 #   LAGASSIGN_KAFKA_PARENT_PID     if set, the broker is stopped once that process is gone
 #                                  (the pytest fixture sets it, so a killed test run leaves no java)
 #   LAGASSIGN_KAFKA_NODES          nodes to start (default 1): node 1 is the controller and a
@@ -185,7 +187,7 @@ transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
-group.initial.rebalance.delay.ms=0
+group.initial.rebalance.delay.ms=${LAGASSIGN_KAFKA_GROUP_DELAY_MS:-0}
 
 # small and light: 2 cores shared with other work
 log.segment.bytes=1048576
