@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, KafkaError, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaConsumer
-from kafka.errors import NoError
+from kafka.errors import NoError, RebalanceInProgressError
 from kafka.structs import OffsetAndMetadata
 from kafka.structs import TopicPartition as KafkaPythonTopicPartition
 
@@ -77,13 +77,17 @@ def commit_classic(
             assert time.monotonic() < deadline, "the kafka-python group did not settle"
             consumer.poll(timeout_ms=100)
         for partition, offset, metadata in commits:
-            consumer.commit(
-                {
-                    KafkaPythonTopicPartition(topic, partition): OffsetAndMetadata(
-                        offset, metadata, -1
-                    )
-                }
-            )
+            at = KafkaPythonTopicPartition(topic, partition)
+            while True:
+                try:
+                    consumer.commit({at: OffsetAndMetadata(offset, metadata, -1)})
+                    break
+                except RebalanceInProgressError:
+                    # kafka-python rejoins by itself once its metadata of the topic changes
+                    # after the first assignment (seen once in a fresh-clone CI run); the
+                    # commit goes once that rebalance is done, as its message advises
+                    assert time.monotonic() < deadline, "the kafka-python group kept rebalancing"
+                    consumer.poll(timeout_ms=100)
     finally:
         consumer.close(autocommit=False)
 
