@@ -1513,7 +1513,10 @@ def _balanced_state(
     # (The bound's last bits come from divisions: one a hair above a whole number is that.)
     whole_loads = scale is None and _whole(topics)
     whole = math.ceil(bound * (1 - WHOLE_SLACK)) if whole_loads else 0
-    if whole_loads and empty.global_floor and size <= GLOBAL_CONSTRUCTION_LIMIT:
+    # (only where the floors leave members short of the global floor: elsewhere it is the
+    # count bound above, not worked out twice)
+    short = empty.global_floor > sum(t.floor for t in topics)
+    if whole_loads and short and size <= GLOBAL_CONSTRUCTION_LIMIT:
         # The count bound with the global floor (members its floors leave short of it take
         # their lightest more) was the optimum on 5 of bench/cost.py's 25 slowest ordinary
         # groups, where the restarts spent their whole budget looking for better. A plan at
