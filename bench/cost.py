@@ -12,7 +12,9 @@ Two tables, every strategy timed on the same groups one after the other, in one 
     .venv/bin/python bench/cost.py [--groups 200] [--before REV]
 
 ``--before REV`` times `balanced` as it was at git revision REV too, as ``balanced@REV``
-(bench/quality.py's ``balanced_at``), on the same groups in the same run.
+(bench/quality.py's ``balanced_at``), on the same groups in the same run. Where `balanced` runs
+compiled (scripts/compile.py), its source is timed beside it as ``balanced (interpreted)``, as
+is ``balanced@REV``: that row is against the interpreted one.
 
 Prints the tables and writes bench/results/cost.json and cost.md, with the machine's load
 (``os.getloadavg``) before and after.
@@ -35,7 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from lagassign.model import Group, Member, Partition, Topic, TopicPartition
-from lagassign.strategies import create, names
+from lagassign.strategies import compiled, create, interpreted, names
 from lagassign.strategies.base import Strategy
 
 RESULTS = Path(__file__).parent / "results"
@@ -107,6 +109,13 @@ def quantiles(wall: list[float], cpu: list[float]) -> dict[str, float]:
     return stats
 
 
+def build() -> str:
+    """How `balanced` ran, for the tables."""
+    if compiled("balanced"):
+        return "compiled with mypyc (scripts/compile.py), its source beside it as interpreted"
+    return "interpreted (not compiled: scripts/compile.py has not run)"
+
+
 def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -119,6 +128,8 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="time balanced as it was at git REV too")
     args = parser.parse_args()
     strategies = {name: create(name) for name in names()}
+    if compiled("balanced"):
+        strategies["balanced (interpreted)"] = interpreted("balanced").BalancedAssignor()
     if args.before:
         strategies[f"balanced@{args.before}"] = balanced_at(args.before)
     before = load()
@@ -140,7 +151,7 @@ def main() -> None:
         f"process. Load average (1, 5, 15 min) {before} before, {after} after, on "
         f"{os.cpu_count()} cores; {time.perf_counter() - started:.0f} s in all. Wall clock, and "
         "the process's CPU time, which a loaded machine inflates less (on an idle one they "
-        "agree).",
+        f"agree). `balanced`: {build()}.",
         "",
         "| partitions | groups | strategy | median ms | p95 ms | max ms "
         "| CPU median ms | CPU p95 ms | CPU max ms |",

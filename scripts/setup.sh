@@ -18,6 +18,8 @@ if [ ! -x .venv/bin/lagassign ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" 
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
   echo "$wanted" > "$stamp"
 fi
+# balanced's search compiled with mypyc (scripts/compile.py; again only when its source changed)
+.venv/bin/python scripts/compile.py
 # Debian's headless Chromium: the monitor's live report is tested as a browser shows it
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then as_root=(); else as_root=(sudo); fi

@@ -10,4 +10,5 @@ bash scripts/java-reference.sh
 bash scripts/spark-kafka.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
-.venv/bin/pytest "$@"
+# set-up compiled balanced (scripts/compile.py): tests/test_compiled.py fails if it is not in use
+LAGASSIGN_EXPECT_COMPILED=1 .venv/bin/pytest "$@"

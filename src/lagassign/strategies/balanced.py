@@ -321,6 +321,13 @@ class _State:
         self.count[m] -= 1
 
 
+def _speed(scale: Sequence[float]) -> float:
+    """What the members read together, in the units of ``scale`` (each member's time per unit
+    of weight): the sum of their speeds. (From 0.0: compiled, a sum of floats from the int 0
+    was taken for an int.)"""
+    return sum((1 / c for c in scale), 0.0)
+
+
 def _stable_tie(member_id: str) -> int:
     # crc32 is stable across processes (unlike hash()) and unrelated to sort order.
     return zlib.crc32(member_id.encode())
@@ -785,6 +792,11 @@ def _construct_perturbed(state: _State, rng: random.Random) -> None:
     _place(state, items, _quotas(state, {}, tie), heat=heat, tie=tie)
 
 
+def _perturbed_start(seed: int) -> Callable[[_State], None]:
+    """The restart numbered ``seed``: :func:`_construct_perturbed` with its own random stream."""
+    return functools.partial(_construct_perturbed, rng=random.Random(seed))
+
+
 def _construct_sticky(
     state: _State, owners: Mapping[TopicPartition, int], holders_first: bool = False
 ) -> set[TopicPartition]:
@@ -908,7 +920,7 @@ class _Search:
             # Only members above the level at which all would finish together can hold the
             # largest load or make room for it (the mean load, when members are alike).
             scale = self.state.scale
-            level = sum(x / c for x, c in zip(load, scale, strict=True)) / sum(1 / c for c in scale)
+            level = sum(x / c for x, c in zip(load, scale, strict=True)) / _speed(scale)
             heavy = [m for m in range(len(load)) if load[m] > level]
             for giver in sorted(heavy, key=lambda m: (-load[m], self.state.tie[m])):
                 self.threshold = MIN_GAIN * max(load)
@@ -1139,7 +1151,9 @@ class _Search:
                 j = bisect.bisect_left(deltas, even - d1)
                 for d2, t2, mine2, theirs2 in swaps[j - 2 if j > 2 else 0 : j + 2]:
                     d = d1 + d2
-                    if not 0 < d < most or mine1 is mine2 or theirs1 is theirs2:
+                    # one partition twice? (by the partition: compiled, an item is rebuilt
+                    # wherever it is unpacked, so its identity says nothing)
+                    if not 0 < d < most or mine1[1] is mine2[1] or theirs1[1] is theirs2[1]:
                         continue
                     gain = min(d * sg, gap - d * st)  # self.gain, inline: it runs most
                     if gain > best_gain:
@@ -1497,7 +1511,7 @@ def _balanced_state(
         heaviest = max((t.heaviest for t in topics if t.size), default=0.0)
         # added one after the other as a generator would, at C speed
         total = sum(itertools.chain.from_iterable(t.weighed() for t in topics))
-        bound = max(total / sum(1 / c for c in scale), heaviest * min(scale))
+        bound = max(total / _speed(scale), heaviest * min(scale))
     else:
         bound = pigeonhole_bound(_all_weights(topics), len(group.members), empty.global_floor)
     if scale is None and not empty.identical:
@@ -1568,9 +1582,9 @@ def _balanced_state(
     if work is not None:
         # the shared budget: each start searches at most its share of what is left
         budget = min(budget, work.search)
-    restarts: Iterable[Callable[[_State], None]] = (
-        functools.partial(_construct_perturbed, rng=random.Random(i)) for i in itertools.count()
-    )
+    # (a map: compiled, a generator expression handed on is made a list first, and this one
+    # never ends)
+    restarts: Iterable[Callable[[_State], None]] = map(_perturbed_start, itertools.count())
     starts = itertools.chain(constructions, restarts)
     repeats = 0  # restarts in a row that constructed a start already searched
     for i, construct in enumerate(starts):
@@ -1609,7 +1623,8 @@ def _whole(topics: Sequence[_Topic]) -> bool:
         if t.listed is None and t.weights is not None:
             if t.weights.dtype.kind != "i":
                 return False
-        elif not all(type(w) is int for w, _ in t.partitions):
+        # the weights' own types: unpacked into a float, an int would read as a float
+        elif not {*map(type, map(_weight, t.partitions))} <= {int}:
             return False
     return True
 
@@ -1983,8 +1998,9 @@ def catch_up_plan(
 
     # Start from all members finishing together, a time no plan beats; only if that plan
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
-    spare = sum(speeds.values()) - sum(inflow)
-    together = sum(backlog) / spare if spare > 0 else math.inf
+    # (sums from 0.0: compiled, a sum from the int 0 is taken for an int, and a float in it fails)
+    spare = sum(speeds.values(), 0.0) - sum(inflow, 0.0)
+    together = sum(backlog, 0.0) / spare if spare > 0 else math.inf
     best_time = math.inf
     if math.isfinite(together):
         best = plan_for(weighed(together))
