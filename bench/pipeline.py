@@ -292,6 +292,9 @@ def spark_run(
         "cpu": used,
         "stages": _stages(logs[0]) if logs else [],
         "tables": summary["tables"],
+        #: Spark's classes from an earlier run's archive ("mapped"), or archived as the JVM
+        #: exited ("written"); None: no archive (lagassign.spark.class_archive)
+        "classes": summary["spark"].get("classes"),
     }
 
 
@@ -434,7 +437,11 @@ def table(report: dict[str, Any]) -> tuple[Table, str]:
         if "steps" not in r:
             continue
         steps = ", ".join(f"{k} {v:.1f}" for k, v in r["steps"].items())
-        lines += ["", f"{r['engine']}: steps (s) {steps}"]
+        classes = {
+            "mapped": "; Spark's classes mapped from an earlier run's archive",
+            "written": "; Spark's classes archived as the JVM exited (the first run)",
+        }
+        lines += ["", f"{r['engine']}: steps (s) {steps}{classes.get(r.get('classes'), '')}"]
         if r.get("stages"):
             lines.append(
                 "Spark's stages (tasks, wall s, tasks' summed s): "

@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -296,14 +297,34 @@ def test_progress_lines_never_go_backwards_nor_repeat() -> None:
     ]
 
 
-def test_sigterm_is_caught_only_while_the_pipeline_runs() -> None:
-    """The handler the run installs is removed again (a library caller keeps its own)."""
-    from lagassign.spark.pipeline import _sigterm_unwinds
+def test_signals_are_caught_only_while_the_pipeline_runs() -> None:
+    """The handlers the run installs are removed again (a library caller keeps its own)."""
+    from lagassign.spark.pipeline import _signals_unwind
 
-    before = signal.getsignal(signal.SIGTERM)
-    with _sigterm_unwinds():
-        assert signal.getsignal(signal.SIGTERM) is not before
-    assert signal.getsignal(signal.SIGTERM) is before
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with _signals_unwind():
+        assert signal.getsignal(signal.SIGTERM) is not before[0]
+        assert signal.getsignal(signal.SIGINT) is not before[1]
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_whose_exception_was_lost_still_ends_the_run_as_signalled(signum: int) -> None:
+    """Raised inside py4j (a finalizer, a call to the JVM), the signal's exception was lost or
+    became another (PySpark's TypeError, then the JVM's closed connection): the run still
+    ends as the signal says, not as "Spark failed" with status 1."""
+    from lagassign.spark import pipeline
+
+    with pipeline._signals_unwind():
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(1)  # the handler runs here, in the main thread
+        except (pipeline.Terminated, KeyboardInterrupt):
+            pass  # lost, as inside a finalizer
+        lost_in = pipeline.PipelineError("Spark failed: Connection refused")
+        assert pipeline._ended_by(lost_in) == signum
+    with pipeline._signals_unwind():
+        assert pipeline._ended_by(lost_in) is None
 
 
 def test_a_reader_failure_no_check_foresaw_still_names_the_file(
@@ -355,7 +376,7 @@ def test_a_sigterm_in_a_deferred_section_ends_the_run_when_the_section_ends() ->
 
     finished = False
     with (
-        pipeline._sigterm_unwinds(),
+        pipeline._signals_unwind(),
         pytest.raises(pipeline.Terminated),
         pipeline._sigterm_deferred(),
     ):

@@ -64,7 +64,7 @@ from lagassign.formats.errors import InputError
 from lagassign.kafka.offsets import ClientConfigError, OffsetsError
 from lagassign.model import ModelError
 from lagassign.plan import CURRENT
-from lagassign.spark import sources
+from lagassign.spark import class_archive, sources
 from lagassign.spark.groups import (
     ERROR_KINDS,
     PLANNED_SCHEMA,
@@ -119,7 +119,9 @@ def _under_spark_submit() -> bool:
 def session_settings(options: PipelineOptions, batch: bool = True) -> dict[str, str]:
     """The Spark settings the pipeline starts a session with; ``--conf`` wins over them.
     ``batch``: for one run of the pipeline (not the monitor's long-lived session): no web UI,
-    and a local JVM started for a short life (:data:`LOCAL_JVM_OPTIONS`)."""
+    and a local JVM started for a short life (:data:`LOCAL_JVM_OPTIONS`) that maps Spark's
+    classes from the archive an earlier run left (:mod:`lagassign.spark.class_archive`)."""
+    conf = dict(options.conf)
     settings: dict[str, str] = {
         "spark.app.name": "lagassign pipeline",
         "spark.log.level": "FATAL",
@@ -144,6 +146,10 @@ def session_settings(options: PipelineOptions, batch: bool = True) -> dict[str, 
         if s3:
             settings["spark.driver.extraClassPath"] = s3
     settings.update(dict(options.conf))
+    if batch and not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf:
+        archive = class_archive.archive_for(settings, settings["spark.driver.extraJavaOptions"])
+        if archive is not None:
+            settings["spark.driver.extraJavaOptions"] += " " + class_archive.jvm_options(archive)
     return settings
 
 
@@ -212,11 +218,18 @@ def start_session(
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
+    launching = SparkContext._gateway is None
     try:
         with _jvm_stderr_filtered():
             if own_process_group:
                 _launch_own_group(settings)
-            return builder.getOrCreate()
+            session = builder.getOrCreate()
+            if launching:
+                class_archive.started(
+                    settings.get("spark.driver.extraJavaOptions", ""),
+                    getattr(SparkContext._gateway, "proc", None),
+                )
+            return session
     except Exception as e:  # no Java, a bad master URL, a port in use
         raise PipelineError(f"cannot start Spark: {_one_line(e)}") from None
 
@@ -739,7 +752,13 @@ def _job(
                 "partitions": total_partitions,
                 "strategies": strategies,
                 "tables": written,
-                "spark": {"version": spark.version, "master": sc.master},
+                "spark": {
+                    "version": spark.version,
+                    "master": sc.master,
+                    "classes": class_archive.described(
+                        sc.getConf().get("spark.driver.extraJavaOptions", "")
+                    ),
+                },
                 "seconds": {**clock.seconds, "total": round(clock.total(), 3)},
             },
         )
@@ -879,6 +898,8 @@ class _Deferral:
     #: during one
     held = 0
     pending = False
+    #: the signal (SIGINT, SIGTERM) that came during the run, if one did
+    signalled: int | None = None
 
 
 @contextmanager
@@ -899,21 +920,67 @@ def _sigterm_deferred() -> Iterator[None]:
 
 
 @contextmanager
-def _sigterm_unwinds() -> Iterator[None]:
+def _signals_unwind() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (held back in :func:`_sigterm_deferred` sections),
+    SIGINT ``KeyboardInterrupt`` as Python's own handler does; either is recorded
+    (:attr:`_Deferral.signalled`) for :func:`run_from_args`."""
+
     def terminated(signum: int, frame: object) -> None:
+        _Deferral.signalled = signum
+        _py4j_quiet()
         if _Deferral.held:
             _Deferral.pending = True
             return
         raise Terminated
 
+    def interrupted(signum: int, frame: Any) -> None:
+        _Deferral.signalled = signum
+        _py4j_quiet()
+        signal.default_int_handler(signum, frame)
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _Deferral.signalled = None
     before = signal.signal(signal.SIGTERM, terminated)
+    before_int = signal.signal(signal.SIGINT, interrupted)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, before)
+        signal.signal(signal.SIGINT, before_int)
+
+
+def _py4j_quiet() -> None:
+    """Once a signal came, the JVM may be gone (a signal to the process group reaches it too),
+    and py4j logs each call that fails on its closed connection with ``logging.exception``,
+    through the root logger, which Python then sets up to print on stderr: a traceback per call
+    the run's unwinding makes (restoring its settings, stopping Spark). A handler that drops
+    them keeps stderr to the one line that says how the run ended."""
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+
+
+#: what a run ended by a signal exits with, and says
+_SIGNAL_ENDS = {
+    signal.SIGINT: (EXIT_INTERRUPTED, "lagassign: interrupted (SIGINT)"),
+    signal.SIGTERM: (EXIT_TERMINATED, "lagassign: terminated (SIGTERM)"),
+}
+
+
+def _ended_by(e: BaseException) -> int | None:
+    """The signal that ended the run, whatever exception the run unwound with: py4j's and
+    PySpark's calls do not survive one raised in their middle (``Terminated`` inside a py4j
+    call ended the run on PySpark's ``TypeError: 'JavaObject' object is not callable``, and
+    inside py4j's finalizer of a Java object it was ignored, the run going on to fail on the
+    JVM's closed connection: status 1, seen once in four runs of tests/spark/test_faults.py
+    once Spark started faster)."""
+    if isinstance(e, Terminated):
+        return signal.SIGTERM
+    if isinstance(e, KeyboardInterrupt):
+        return signal.SIGINT
+    return _Deferral.signalled
 
 
 def run_from_args(args: argparse.Namespace) -> PipelineResult:
@@ -923,17 +990,19 @@ def run_from_args(args: argparse.Namespace) -> PipelineResult:
     options = from_args(args)
     _progress_to_stderr(options.quiet)
     try:
-        with _sigterm_unwinds():
+        with _signals_unwind():
             result = run(options)
-    except PipelineError as e:
-        print(f"lagassign: error: {e}", file=sys.stderr)
-        raise SystemExit(EXIT_RUNTIME) from None
-    except KeyboardInterrupt:
-        print("lagassign: interrupted (SIGINT)", file=sys.stderr)
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    except Terminated:
-        print("lagassign: terminated (SIGTERM)", file=sys.stderr)
-        raise SystemExit(EXIT_TERMINATED) from None
+    except BaseException as e:
+        signum = _ended_by(e)
+        if signum is not None:
+            class_archive.abandon()
+            status, said = _SIGNAL_ENDS[signal.Signals(signum)]
+            print(said, file=sys.stderr)
+            raise SystemExit(status) from None
+        if isinstance(e, PipelineError):
+            print(f"lagassign: error: {e}", file=sys.stderr)
+            raise SystemExit(EXIT_RUNTIME) from None
+        raise
     print(
         f"{result.groups} groups, {result.partitions} partitions, "
         f"{len(result.strategies)} strategies -> {result.out}"
