@@ -28,3 +28,5 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # Hadoop's S3A connector for s3a:// URLs (the pipeline, its tests' local S3 server)
 bash scripts/spark-s3.sh
+# Spark's classes archived for a local pipeline run's JVM, once (scripts/spark_classes.py)
+.venv/bin/python scripts/spark_classes.py
