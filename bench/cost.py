@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from _compiled import build
 from quality import balanced_at
 from rich.console import Console
 from rich.table import Table
@@ -109,13 +110,6 @@ def quantiles(wall: list[float], cpu: list[float]) -> dict[str, float]:
     return stats
 
 
-def build() -> str:
-    """How `balanced` ran, for the tables."""
-    if compiled("balanced"):
-        return "compiled with mypyc (scripts/compile.py), its source beside it as interpreted"
-    return "interpreted (not compiled: scripts/compile.py has not run)"
-
-
 def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -151,7 +145,8 @@ def main() -> None:
         f"process. Load average (1, 5, 15 min) {before} before, {after} after, on "
         f"{os.cpu_count()} cores; {time.perf_counter() - started:.0f} s in all. Wall clock, and "
         "the process's CPU time, which a loaded machine inflates less (on an idle one they "
-        f"agree). `balanced`: {build()}.",
+        f"agree). `balanced`: {build()}"
+        + (", its source beside it as interpreted." if compiled("balanced") else "."),
         "",
         "| partitions | groups | strategy | median ms | p95 ms | max ms "
         "| CPU median ms | CPU p95 ms | CPU max ms |",

@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from _compiled import build
 from rich.console import Console
 from rich.table import Table
 
@@ -177,7 +178,7 @@ def main() -> None:
         + " before, "
         + ", ".join(f"{x:.2f}" for x in after)
         + " after, on "
-        + f"{os.cpu_count()} cores; wall clock, which load stretches."
+        + f"{os.cpu_count()} cores; wall clock, which load stretches. `balanced`: {build()}."
     )
     RESULTS.mkdir(exist_ok=True)
     # the first shape's keys at the top, as before; the others under "also"
