@@ -20,8 +20,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(class_archive.SWITCH, raising=False)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    # A JVM of this test process that writes an archive (tests/spark's shared session, when
+    # its archive is not there yet) is set aside, not abandoned: abandoning it kills the
+    # session that later tests and its own teardown still use.
+    shared, class_archive._pending = class_archive._pending, None
     yield tmp_path / "cache" / "lagassign" / "spark-classes"
     class_archive.abandon()
+    class_archive._pending = shared
 
 
 def java_options(tmp_path: Path, *conf: tuple[str, str]) -> str:
