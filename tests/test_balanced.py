@@ -144,6 +144,45 @@ def test_sticky_keeps_what_is_within_tolerance_of_the_bound_without_a_search(mon
     assert searches
 
 
+def test_what_members_own_is_tried_before_the_restarts_with_the_same_plans(monkeypatch):
+    """_kept_before_restarts: what members own, searched before the restarts, is kept without
+    them when it is within the tolerance of the bound; the plans are those made with the
+    restarts run first (the rule it replaces), on groups whose members own what `range` or a
+    random earlier plan gave them, and the restarts are skipped on some."""
+    rng = random.Random(12)
+    groups = []
+    for i in range(120):
+        g = generate(FAMILIES[i % len(FAMILIES)], i, 120) if i % 2 else random_group(rng)
+        if not g.members:
+            continue
+        before = create("range").assign(g) if i % 3 else create("roundrobin").assign(g)
+        members = tuple(replace(m, owned=before.partitions[m.id]) for m in g.members)
+        groups.append(replace(g, members=members))
+    restarts = []
+    start = balanced._perturbed_start
+
+    def counted(seed: int):  # type: ignore[no-untyped-def]
+        restarts.append(seed)
+        return start(seed)
+
+    monkeypatch.setattr(balanced, "_perturbed_start", counted)
+    kept = []
+    tried = balanced._kept_before_restarts
+
+    def noted(*args):  # type: ignore[no-untyped-def]
+        kept.append(tried(*args))
+        return kept[-1]
+
+    monkeypatch.setattr(balanced, "_kept_before_restarts", noted)
+    plans = [BalancedAssignor().assign(g) for g in groups]
+    with_shortcut = len(restarts)
+    monkeypatch.setattr(balanced, "_kept_before_restarts", lambda *args: False)
+    restarts.clear()
+    assert [BalancedAssignor().assign(g) for g in groups] == plans
+    assert any(kept) and not all(kept)
+    assert with_shortcut < len(restarts)
+
+
 def test_sticky_moves_only_what_a_joining_member_needs():
     owned = {"a": ["t-0", "t-1", "t-2"], "b": ["t-3", "t-4", "t-5"], "new": []}
     g = owned_group({"t": [10, 10, 10, 10, 10, 10]}, owned)
