@@ -32,11 +32,10 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
-from unittest import mock
 
 from rich.console import Console
 from rich.table import Table
@@ -46,7 +45,7 @@ from lagassign.metrics import evaluate
 from lagassign.optimum import catch_up_optimum, optimum, utilisation_optimum
 from lagassign.rates import capacities
 from lagassign.samples import Sample, catch_up_suite, suite
-from lagassign.strategies import create, names
+from lagassign.strategies import create, names, unregistered
 from lagassign.strategies.base import Strategy
 
 RESULTS = Path(__file__).parent / "results"
@@ -58,20 +57,19 @@ WORSE = 1e-4
 
 
 def balanced_at(rev: str) -> Strategy:
-    """`balanced` as it was at git revision ``rev``, not registered."""
+    """`balanced` as it was at git revision ``rev``, run from that source, not registered."""
     path = "src/lagassign/strategies/balanced.py"
-    source = subprocess.run(
+    text = subprocess.run(
         ["git", "show", f"{rev}:{path}"],
         cwd=Path(__file__).parent,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    name = "lagassign.strategies._balanced_before"
-    module = types.ModuleType(name)
-    sys.modules[name] = module  # dataclasses look their module up
-    with mock.patch("lagassign.strategies.registry.register", lambda cls: cls):
-        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
+    with tempfile.TemporaryDirectory(prefix="lagassign-quality-") as folder:
+        source = Path(folder, "balanced.py")
+        source.write_text(text)
+        module = unregistered("lagassign.strategies._balanced_before", source)
     strategy: Strategy = module.BalancedAssignor()
     return strategy
 

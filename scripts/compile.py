@@ -1,17 +1,16 @@
 """Compiles the core's hot modules with mypyc (part of mypy, a development dependency) into C
 extensions beside their sources, where Python imports them instead of the ``.py`` files.
 
-Run by scripts/setup.sh; it compiles a module again only when its source changed since. Each
-build writes ``<module>.compiled-from`` beside the extension: the SHA-256 of the source it was
-built from. ``lagassign.strategies`` uses an extension only while that still matches (an edit
-without a rebuild runs the edited source, not the stale extension), so the extensions are a
-speed-up and nothing else: the interpreted module gives the same plans (tests/test_compiled.py).
+Run by scripts/setup.sh; it compiles a module (``lagassign.extensions.MODULES``) again only
+when its source changed since. Each build writes ``<module>.compiled-from`` beside the
+extension: the SHA-256 of the source it was built from. ``lagassign.strategies`` uses an
+extension only while that still matches (``lagassign.extensions.current``: an edit without a
+rebuild runs the edited source, not the stale extension), so the extensions are a speed-up and
+nothing else: the interpreted module gives the same plans (tests/test_compiled.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.machinery
 import shutil
 import subprocess
 import sys
@@ -19,21 +18,16 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-#: modules compiled, as paths under src/; lagassign/strategies/__init__.py lists the same
-MODULES = ("lagassign/strategies/balanced.py",)
+# lagassign.extensions imports nothing of lagassign's, so no extension this overwrites is loaded
+sys.path.insert(0, str(ROOT / "src"))
+from lagassign import extensions  # noqa: E402
 
 
-def extension(source: Path) -> Path:
-    """Where the extension of ``source`` goes: beside it, named for this interpreter."""
-    return source.with_name(source.stem + importlib.machinery.EXTENSION_SUFFIXES[0])
-
-
-def compile_module(relative: str) -> None:
-    source = ROOT / "src" / relative
-    stamp = source.with_suffix(".compiled-from")
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    if extension(source).exists() and stamp.exists() and stamp.read_text().strip() == digest:
+def compile_module(module: str) -> None:
+    source = extensions.source(module)
+    if extensions.current(source):
         return
+    relative = source.relative_to(ROOT / "src").as_posix()
     print(f"compile.py: compiling {relative} with mypyc (about a minute)", flush=True)
     with tempfile.TemporaryDirectory(prefix="lagassign-mypyc-") as build:
         # in a directory of its own: mypyc's build runs setuptools, which would otherwise read
@@ -54,12 +48,12 @@ def compile_module(relative: str) -> None:
             sys.exit(f"compile.py: mypyc built {[p.name for p in built]} for {relative}")
         for library in built:
             shutil.copy2(library, source.parent / library.name)
-    stamp.write_text(digest + "\n")
+    extensions.stamp(source).write_text(extensions.digest(source) + "\n")
 
 
 def main() -> None:
-    for relative in MODULES:
-        compile_module(relative)
+    for module in extensions.MODULES:
+        compile_module(module)
 
 
 if __name__ == "__main__":

@@ -135,3 +135,22 @@ def test_an_edited_source_is_run_instead_of_a_stale_extension(tmp_path: Path) ->
     with (strategies / "balanced.py").open("a") as edited:
         edited.write("\n# edited after the extension was built\n")
     assert imported() == "balanced.py"
+
+
+def test_an_extension_is_current_only_while_its_stamp_names_the_source(tmp_path: Path) -> None:
+    """lagassign.extensions, the rule scripts/compile.py and lagassign.strategies share."""
+    from lagassign import extensions
+
+    assert extensions.source("lagassign.strategies.balanced").name == "balanced.py"
+    assert extensions.source("lagassign.strategies.balanced").is_file()
+    with pytest.raises(ValueError, match="not a module of lagassign"):
+        extensions.source("kafka.coordinator")
+    source = tmp_path / "mod.py"
+    source.write_text("x = 1\n")
+    assert not extensions.current(source)  # nothing built
+    extensions.extension(source).write_bytes(b"")
+    assert not extensions.current(source)  # built, but from no known source
+    extensions.stamp(source).write_text(extensions.digest(source) + "\n")
+    assert extensions.current(source)
+    source.write_text("x = 2\n")
+    assert not extensions.current(source)  # the source edited since

@@ -2,20 +2,20 @@
 
 Modules in :data:`COMPILED` may run compiled: scripts/compile.py (run by scripts/setup.sh)
 builds them with mypyc into C extensions beside their sources, which Python imports instead of
-the ``.py``, and only while the source is the one they were built from. The plans are the same
-(tests/test_compiled.py); :func:`interpreted` gives the module from its source beside it.
+the ``.py``, and only while the source is the one they were built from
+(:mod:`lagassign.extensions`). The plans are the same (tests/test_compiled.py);
+:func:`interpreted` gives the module from its source beside it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
+from lagassign import extensions
 from lagassign.strategies import registry
 from lagassign.strategies.base import RebalanceProtocol, Strategy
 from lagassign.strategies.registry import UnknownStrategy, create, names
@@ -29,10 +29,15 @@ __all__ = [
     "create",
     "interpreted",
     "names",
+    "unregistered",
 ]
 
-#: the modules scripts/compile.py compiles with mypyc (its MODULES lists the same)
-COMPILED = ("balanced",)
+#: the strategy modules scripts/compile.py compiles with mypyc
+COMPILED = tuple(
+    module.removeprefix(f"{__name__}.")
+    for module in extensions.MODULES
+    if module.startswith(f"{__name__}.")
+)
 
 _HERE = Path(__file__).parent
 
@@ -49,12 +54,19 @@ def interpreted(module: str) -> ModuleType:
     compiled module's constants and methods cannot be patched) and benchmarks that compare."""
     name = f"{__name__}._interpreted_{module}"
     if name not in sys.modules:
-        registry._quiet = True
-        try:
-            _from_source(name, _HERE / f"{module}.py")
-        finally:
-            registry._quiet = False
+        unregistered(name, _HERE / f"{module}.py")
     return sys.modules[name]
+
+
+def unregistered(name: str, source: Path) -> ModuleType:
+    """The strategy module at ``source`` (a file of any name) imported as ``name``, its
+    strategies not registered: a second copy of one, as :func:`interpreted` or a benchmark
+    comparing an earlier revision's has it."""
+    registry._quiet = True
+    try:
+        return _from_source(name, source)
+    finally:
+        registry._quiet = False
 
 
 def _from_source(name: str, source: Path) -> ModuleType:
@@ -68,15 +80,10 @@ def _from_source(name: str, source: Path) -> ModuleType:
 
 def _source_if_stale(module: str) -> None:
     """Imports ``module`` from its source when its compiled extension was built from another
-    source (``<module>.compiled-from``, written by scripts/compile.py, holds the SHA-256 of the
-    one it was): Python would otherwise import the stale extension before the edited ``.py``."""
+    source: Python would otherwise import the stale extension before the edited ``.py``."""
     source = _HERE / f"{module}.py"
-    if not source.with_suffix(importlib.machinery.EXTENSION_SUFFIXES[0]).exists():
-        return  # not compiled: Python imports the source anyway
-    stamp = source.with_suffix(".compiled-from")
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text().strip() == digest:
-        return
+    if not extensions.extension(source).exists() or extensions.current(source):
+        return  # not compiled (Python imports the source anyway), or compiled from this one
     setattr(sys.modules[__name__], module, _from_source(f"{__name__}.{module}", source))
 
 
