@@ -34,6 +34,7 @@ from lagassign.kafka.group import (
     Subscription,
     build_group,
     fetch_within,
+    model_topics,
 )
 from lagassign.kafka.settings import AssignorSettings, client_properties, protocol_for
 from lagassign.kafka.wire import (
@@ -872,6 +873,49 @@ def test_build_group_derives_lag_from_offsets() -> None:
         TopicPartition("u", 0): 0,
     }
     assert group.auto_offset_reset == "earliest" and group.id == GROUP
+
+
+def test_topics_made_ahead_are_the_topics_build_group_makes() -> None:
+    """A prefetch makes the model's topics of its answer in its own thread (model_topics);
+    build_group takes one as it is where the metadata gives its partitions, and makes the topic
+    itself where the two disagree: the same group either way."""
+    offsets = offsets_of()
+    numbers = {t: list(range(len(ns))) for t, ns in END.items()}
+    prepared = model_topics(offsets)
+    made = build_group(GROUP, subs("a", "b"), numbers, offsets)
+    ahead = build_group(GROUP, subs("a", "b"), numbers, offsets, prepared=prepared)
+    assert ahead == made
+    assert all(ahead.topics[t] is prepared[t] for t in END)
+    # the metadata knows a partition the read did not answer for: "t" is made afresh
+    grown = {**numbers, "t": [*numbers["t"], 6]}
+    made = build_group(GROUP, subs("a", "b"), grown, offsets)
+    ahead = build_group(GROUP, subs("a", "b"), grown, offsets, prepared=prepared)
+    assert ahead == made and ahead.topics["t"] is not prepared["t"]
+    assert ahead.topics["u"] is prepared["u"]
+    assert ahead.topics["t"].partitions[-1].lag == 0
+
+
+def test_a_prefetch_hands_assign_its_topics_made_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader's assign() takes the topics its prefetch made off the event loop, and the
+    plan is the one of a read made inside assign()."""
+    import lagassign.kafka.group as glue_module
+
+    made: list[dict[str, Any]] = []
+
+    def noted(offsets: Mapping[TopicPartition, Offsets]) -> dict[str, Any]:
+        made.append(model_topics(offsets))
+        return made[-1]
+
+    monkeypatch.setattr(glue_module, "model_topics", noted)
+    fetch = Fetch()
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
+    glue.prefetch({"t", "u"})
+    result = glue.assign(subs("a", "b"), CLUSTER.partitions_for_topic)
+    assert result.prefetched and result.lag == "offsets"
+    assert len(made) == 1 and all(result.group.topics[t] is made[0][t] for t in END)
+    inline = GroupAssignor("lag", AssignorSettings(GROUP, fetch=Fetch()))
+    assert result.assignment == inline.assign(subs("a", "b"), CLUSTER.partitions_for_topic).assignment
+    assert result.group == inline.assign(subs("a", "b"), CLUSTER.partitions_for_topic).group
 
 
 def test_unreachable_reader_falls_back_within_the_deadline(
