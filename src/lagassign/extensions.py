@@ -14,7 +14,9 @@ import hashlib
 import importlib.machinery
 from pathlib import Path
 
-#: the modules compiled (dotted names)
+#: the modules compiled (dotted names). Only strategy modules are kept from a stale extension
+#: today (lagassign.strategies does it as it imports them): a module elsewhere added here needs
+#: the same check where it is imported.
 MODULES = ("lagassign.strategies.balanced",)
 
 _PACKAGE = Path(__file__).resolve().parent

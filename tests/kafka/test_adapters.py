@@ -918,6 +918,64 @@ def test_a_prefetch_hands_assign_its_topics_made_ahead(monkeypatch: pytest.Monke
     assert result.group == inline.assign(subs("a", "b"), CLUSTER.partitions_for_topic).group
 
 
+def test_an_answer_within_the_deadline_is_used_however_long_its_topics_take(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Making a prefetch's topics is not part of the read: an answer in time is used even when
+    the topics are made after the deadline (result() waits for them, as assign() would take
+    to make them itself)."""
+    import lagassign.kafka.group as glue_module
+
+    gate = threading.Event()
+
+    def slow(offsets: Mapping[TopicPartition, Offsets]) -> dict[str, Any]:
+        gate.wait()
+        return model_topics(offsets)
+
+    monkeypatch.setattr(glue_module, "model_topics", slow)
+    fetching = glue_module._Fetching(Fetch(), GROUP, ["t", "u"], 0.05, prepare=True)
+    deadline = time.monotonic() + 30
+    while not fetching.done:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.2)  # past the read's deadline (0.05 s and the grace)
+    assert not fetching.settled
+    threading.Timer(0.1, gate.set).start()
+    assert fetching.result() == offsets_of()
+    assert set(fetching.topics) == {"t", "u"}
+
+
+def test_a_member_that_never_leads_keeps_no_finished_reads() -> None:
+    """Every member prefetches as it joins; one that does not lead drops its read
+    (discard_prefetch), which keeps only reads still running and the newest that ended."""
+    fetch = Fetch()
+    glue = GroupAssignor("lag", AssignorSettings(GROUP, fetch=fetch))
+    for n in range(1, 6):
+        glue.prefetch({"t", "u"} if n % 2 else {"t"})
+        prefetched = glue._prefetched
+        assert prefetched is not None
+        deadline = time.monotonic() + 30
+        while not prefetched.fetching.settled:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        glue.discard_prefetch()
+        assert glue._unused == []
+        assert glue._known is not None and glue._known.at == prefetched.at
+    assert len(fetch.calls) == 5
+
+
+def test_a_partition_the_read_gave_no_offsets_is_made_by_build_group() -> None:
+    """model_topics leaves out what build_group gives lag 0 (no offsets); the topic is then
+    made afresh, the same as without it."""
+    offsets: dict[TopicPartition, Any] = {**offsets_of(), TopicPartition("u", 1): None}
+    numbers = {t: list(range(len(ns))) for t, ns in END.items()}
+    prepared = model_topics(offsets)
+    made = build_group(GROUP, subs("a", "b"), numbers, offsets)
+    ahead = build_group(GROUP, subs("a", "b"), numbers, offsets, prepared=prepared)
+    assert ahead == made and ahead.topics["u"] is not prepared["u"]
+    assert ahead.topics["t"] is prepared["t"]
+
+
 def test_unreachable_reader_falls_back_within_the_deadline(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

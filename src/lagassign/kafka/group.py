@@ -23,7 +23,6 @@ user data codec, in :mod:`lagassign.kafka.wire`.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -40,7 +39,6 @@ from lagassign.model import (
     Assignment,
     Group,
     Member,
-    ModelError,
     Offsets,
     Partition,
     Topic,
@@ -203,11 +201,13 @@ def fetch_within(
 
 class _Fetching:
     """``fetch(group, topics, timeout)`` running in a daemon thread from its creation on;
-    :meth:`result` waits for it until ``timeout`` (and a little grace) after the start.
+    :meth:`result` waits for its answer until ``timeout`` (and a little grace) after the start.
 
-    ``prepare``: the thread also makes the model's topics of the answer (:attr:`topics`,
-    :func:`model_topics`) before it is done, for a prefetch: what the leader's ``assign()``
+    ``prepare``: once the answer is in, the thread also makes the model's topics of it
+    (:attr:`topics`, :func:`model_topics`), for a prefetch: what the leader's ``assign()``
     would otherwise make on the client's event loop (a third of its CPU at 10,000 partitions).
+    That is not part of the read: an answer within the deadline is used however long they
+    take, :meth:`result` waiting for them as ``assign()`` would take making them itself.
     """
 
     def __init__(
@@ -223,8 +223,9 @@ class _Fetching:
         self.timeout = timeout
         self._answer: list[Mapping[TopicPartition, Offsets]] = []
         self._failure: list[BaseException] = []
-        self._done = threading.Event()
-        #: the answer's topics as the model has them (``prepare``), once done; else none
+        self._answered = threading.Event()  # the read has ended, well or not
+        self._prepared = threading.Event()  # and its topics are made, if asked for
+        #: the answer's topics as the model has them (``prepare``, once made); else none
         self.topics: Mapping[str, Topic] = {}
 
         def run() -> None:
@@ -232,33 +233,44 @@ class _Fetching:
                 self._answer.append(fetch(group, topics, timeout))
             except BaseException as exc:  # reported to the caller, whatever it is
                 self._failure.append(exc)
-            else:
-                # on a bad answer, assign() makes the topics itself and meets the error there
-                with contextlib.suppress(ModelError):
-                    if prepare:
-                        self.topics = model_topics(self._answer[0])
             finally:
-                self._done.set()
+                self._answered.set()
+            try:
+                if prepare and not self._failure:
+                    self.topics = model_topics(self._answer[0])
+            except Exception:
+                # a speed-up only: assign() makes the topics itself from the same answer,
+                # and meets whatever this met there
+                pass
+            finally:
+                self._prepared.set()
 
         threading.Thread(target=run, name=f"lagassign-offsets-{group}", daemon=True).start()
 
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        """Whether the read has ended (its topics may still be being made)."""
+        return self._answered.is_set()
+
+    @property
+    def settled(self) -> bool:
+        """Whether the thread has ended: the read, and the topics if asked for."""
+        return self._prepared.is_set()
 
     def answered(self) -> Mapping[TopicPartition, Offsets] | None:
         """The answer if the read has ended well, at once; else None (running or failed)."""
-        if self._done.is_set() and not self._failure:
+        if self._answered.is_set() and not self._failure:
             return self._answer[0]
         return None
 
     def result(self) -> Mapping[TopicPartition, Offsets]:
         left = self.started + self.timeout + _GRACE - time.monotonic()
-        if not self._done.wait(max(left, 0.0)):
+        if not self._answered.wait(max(left, 0.0)):
             raise OffsetsUnavailable(f"no answer within {self.timeout:g} s")
         if self._failure:
             exc = self._failure[0]
             raise OffsetsUnavailable(f"{type(exc).__name__}: {exc}") from exc
+        self._prepared.wait()  # CPU on an answer in hand, which assign() would spend anyway
         return self._answer[0]
 
 
@@ -364,6 +376,8 @@ class GroupAssignor:
         if self._prefetched is not None:
             self._unused.append(self._prefetched)
             self._prefetched = None
+        # a member that never leads would otherwise keep every read it made
+        self._newest_read()
 
     def _remember(
         self,
@@ -376,14 +390,16 @@ class GroupAssignor:
             self._known = _Known(at, topics, offsets, prepared)
 
     def _newest_read(self) -> _Known | None:
-        """The newest read that ended well, of those :meth:`prefetch` started."""
+        """The newest read that ended well, of those :meth:`prefetch` started; reads still
+        running (or making their topics) are kept for a later look, the others let go."""
         running = []
         for kept in self._unused:
+            if not kept.fetching.settled:
+                running.append(kept)
+                continue
             answer = kept.fetching.answered()
             if answer is not None:
                 self._remember(kept.at, kept.topics, answer, kept.fetching.topics)
-            elif not kept.fetching.done:
-                running.append(kept)
         self._unused = running
         return self._known
 
@@ -630,7 +646,9 @@ def model_topics(offsets: Mapping[TopicPartition, Offsets]) -> dict[str, Topic]:
     with its offsets: made ahead where the metadata may give the same partitions."""
     by_topic: dict[str, list[Partition]] = {}
     for (name, number), o in offsets.items():
-        by_topic.setdefault(name, []).append(Partition(name, number, offsets=o))
+        # as build_group tests them: a partition without (it then makes the topic itself)
+        if o:
+            by_topic.setdefault(name, []).append(Partition(name, number, offsets=o))
     return {name: Topic(name, tuple(parts)) for name, parts in by_topic.items()}
 
 

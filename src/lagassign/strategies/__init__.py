@@ -81,7 +81,7 @@ def _from_source(name: str, source: Path) -> ModuleType:
 def _source_if_stale(module: str) -> None:
     """Imports ``module`` from its source when its compiled extension was built from another
     source: Python would otherwise import the stale extension before the edited ``.py``."""
-    source = _HERE / f"{module}.py"
+    source = extensions.source(f"{__name__}.{module}")
     if not extensions.extension(source).exists() or extensions.current(source):
         return  # not compiled (Python imports the source anyway), or compiled from this one
     setattr(sys.modules[__name__], module, _from_source(f"{__name__}.{module}", source))
