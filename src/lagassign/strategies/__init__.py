@@ -39,8 +39,6 @@ COMPILED = tuple(
     if module.startswith(f"{__name__}.")
 )
 
-_HERE = Path(__file__).parent
-
 
 def compiled(module: str) -> bool:
     """Whether the strategy module ``module`` (e.g. ``"balanced"``) runs compiled."""
@@ -54,7 +52,7 @@ def interpreted(module: str) -> ModuleType:
     compiled module's constants and methods cannot be patched) and benchmarks that compare."""
     name = f"{__name__}._interpreted_{module}"
     if name not in sys.modules:
-        unregistered(name, _HERE / f"{module}.py")
+        unregistered(name, extensions.source(f"{__name__}.{module}"))
     return sys.modules[name]
 
 
