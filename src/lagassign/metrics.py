@@ -174,6 +174,11 @@ def _sorted_sums(
         weights = weights.tolist()  # an array's numbers, as Python's
     ordered = sorted(weights, reverse=True)
     partial = list(accumulate(reversed(ordered), initial=0.0))
+    if all(type(w) is int for w in ordered):
+        # ints add up exactly in any order: a window's sum off the running sums (summed
+        # window by window, 10,000 lags on 2 members took a tenth of a second)
+        running = list(accumulate(ordered, initial=0))
+        return n, running[-1], lambda a, b: running[b] - running[a], partial.__getitem__
     return n, sum(ordered), lambda a, b: sum(ordered[a:b]), partial.__getitem__
 
 
