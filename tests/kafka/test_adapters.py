@@ -8,6 +8,8 @@ Everything here runs in-process against fake cluster metadata and fake offset re
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -34,6 +36,7 @@ from lagassign.kafka.group import (
     Subscription,
     build_group,
     fetch_within,
+    import_ahead,
     model_topics,
 )
 from lagassign.kafka.settings import AssignorSettings, client_properties, protocol_for
@@ -663,6 +666,34 @@ def test_strategies_without_lag_never_read(caplog: pytest.LogCaptureFixture) -> 
             TopicPartition(t, p) for t, ns in END.items() for p in range(len(ns))
         )
     assert warnings_in(caplog) == []
+
+
+def test_what_a_strategy_loads_on_first_use_is_imported_as_its_consumer_is_built() -> None:
+    """``balanced`` imports SciPy's matching in its first handover to owners, about half a
+    second; the assignor imports it in a thread as it is built, not in the leader's first
+    ``assign()`` on the client's event loop. In a fresh interpreter: this one has SciPy."""
+    code = (
+        "import sys\n"
+        "from lagassign.kafka.group import GroupAssignor\n"
+        "from lagassign.kafka.settings import AssignorSettings\n"
+        "assert 'scipy.optimize' not in sys.modules and 'numpy' not in sys.modules\n"
+        "ranged = GroupAssignor('range', AssignorSettings('g', fetch=lambda *a: {}))\n"
+        "assert ranged.importing is None and 'numpy' not in sys.modules\n"
+        "glue = GroupAssignor('balanced', AssignorSettings('g', fetch=lambda *a: {}))\n"
+        "glue.importing.join()\n"
+        "print('scipy.optimize' in sys.modules, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["True", "True"], "")
+
+
+def test_a_module_that_fails_to_import_ahead_is_left_to_the_strategy() -> None:
+    sys.modules.pop("colorsys", None)  # a small module of the standard library, nothing of ours
+    thread = import_ahead(["lagassign_no_such_module", "colorsys"])
+    assert thread is not None
+    thread.join()
+    assert "colorsys" in sys.modules and "lagassign_no_such_module" not in sys.modules
+    assert import_ahead(["colorsys"]) is None  # nothing left to import
 
 
 def test_unknown_topics_and_stale_owned_partitions() -> None:

@@ -23,7 +23,10 @@ user data codec, in :mod:`lagassign.kafka.wire`.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -274,6 +277,29 @@ class _Fetching:
         return self._answer[0]
 
 
+def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
+    """Imports those of ``modules`` not yet imported, in a daemon thread started now; the
+    thread, or None when there is nothing to import.
+
+    A consumer builds its assignor well before it leads a rebalance; imported in the leader's
+    ``assign()`` instead, on the client's event loop, ``balanced``'s first handover to owners
+    took SciPy's 0.4–0.65 s there, once per process. A module that fails to import is left to
+    the strategy, which meets the same error where it needs the module.
+    """
+    missing = [name for name in modules if name not in sys.modules]
+    if not missing:
+        return None
+
+    def run() -> None:
+        for name in missing:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=run, name="lagassign-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 class GroupAssignor:
     """One strategy, as a member running ``protocol`` uses it (see the module docstring).
 
@@ -307,6 +333,8 @@ class GroupAssignor:
             fetch = KeptReader(config)
 
         self._fetch = fetch
+        #: imports what the strategy loads on first use (:func:`import_ahead`)
+        self.importing = import_ahead(self.strategy.imported_on_use)
         self._prefetched: _Prefetch | None = None
         # reads started by prefetch() that no assign() took (a member that did not lead, a
         # leader that took an earlier read), and the newest read that ended well

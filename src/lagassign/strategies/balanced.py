@@ -2410,6 +2410,9 @@ class BalancedAssignor(Strategy):
     # owner for a round (lagassign.strategies.cooperative), as Kafka's protocol requires.
     protocols = (RebalanceProtocol.EAGER, RebalanceProtocol.COOPERATIVE)
     uses_lag = True
+    # NumPy above ARRAYS_ABOVE partitions; SciPy's matching when the fresh plan's holdings go
+    # to their owners (_handed_to_owners): importing scipy.optimize takes about half a second
+    imported_on_use = ("numpy", "scipy.optimize")
 
     def __init__(
         self,

@@ -50,6 +50,10 @@ class Strategy(ABC):
     withholds_moving: ClassVar[bool] = False
     #: whether the strategy reads partition lag (the adapters fetch offsets only then)
     uses_lag: ClassVar[bool] = False
+    #: modules ``assign`` imports only when a group needs them, slow to load (NumPy for large
+    #: groups, SciPy's matching): a consumer imports them ahead of its first rebalance
+    #: (:class:`lagassign.kafka.group.GroupAssignor`), not in its leader's ``assign()``
+    imported_on_use: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def assign(self, group: Group) -> Assignment: ...
