@@ -283,7 +283,7 @@ def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
 
     A consumer builds its assignor well before it leads a rebalance; imported in the leader's
     ``assign()`` instead, on the client's event loop, ``balanced``'s first handover to owners
-    took SciPy's 0.4–0.65 s there, once per process. A module that fails to import is left to
+    took SciPy's 0.4–0.7 s there, once per process. A module that fails to import is left to
     the strategy, which meets the same error where it needs the module.
     """
     missing = [name for name in modules if name not in sys.modules]
