@@ -7,7 +7,8 @@ one run:
 * **spark**: ``python -m lagassign.spark.pipeline --input DIR`` on ``--master`` (default
   ``local[2]``), in a process of its own as a user runs it (the JVM started cold);
   ``--before REV`` runs git revision REV's pipeline the same way beside it (checked out into a
-  temporary worktree), for side-by-side ratios on a loaded machine;
+  temporary worktree, its extensions built by its own scripts/compile.py where it has one; a
+  run labelled "interpreted" ran without them), for side-by-side ratios on a loaded machine;
 * **loop**: the same work in one Python process, no Spark: read and check every file
   (lagassign.formats.snapshot), split its rows by group (lagassign.spark.packing.by_group), build
   each group and plan it with every strategy (lagassign.spark.groups.plan_read, i.e. the core's
@@ -53,7 +54,7 @@ from lagassign.model import Group
 from lagassign.samples import FAMILIES, generate
 from lagassign.spark.groups import PLANNED_SCHEMA, TableFiles, plan_read, write_empty_tables
 from lagassign.spark.schema import TABLES
-from lagassign.strategies import create, names
+from lagassign.strategies import compiled, create, names
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -298,14 +299,21 @@ def spark_run(
     }
 
 
-def _checkout(revision: str, into: Path) -> Path:
-    """The source tree (src/) of git ``revision``, checked out into ``into``."""
+def _checkout(revision: str, into: Path) -> tuple[Path, bool]:
+    """The source tree (src/) of git ``revision``, checked out into ``into``, and whether its
+    extensions were built: as its own set-up builds them (its scripts/compile.py, if it has
+    one), so that it runs as a user of that revision would, not interpreted beside a compiled
+    tree."""
     subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), revision],
         check=True,
         capture_output=True,
     )
-    return into / "src"
+    compiler = into / "scripts" / "compile.py"
+    if compiler.is_file():
+        print(f"compiling {revision}'s extensions ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(compiler)], check=True, cwd=into)
+    return into / "src", compiler.is_file()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -330,9 +338,10 @@ def bench(
             f"fleet: {n_groups} groups, {n_rows} rows in {time.perf_counter() - start:.0f} s",
             file=sys.stderr,
         )
-        trees = [("this tree", ROOT / "src")]
+        trees = [("this tree" if compiled("balanced") else "this tree (interpreted)", ROOT / "src")]
         if before:
-            trees.insert(0, (before, _checkout(before, work / "before")))
+            src, built = _checkout(before, work / "before")
+            trees.insert(0, (before if built else f"{before} (interpreted)", src))
         results: dict[str, dict[str, Any]] = {}
         for label, src in trees:
             print(f"spark ({master}, {label}) ...", file=sys.stderr)
