@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lagassign.model import Assignment, Group, TopicPartition
 from lagassign.rates import Capacities, capacities, member_catch_up
@@ -122,9 +121,10 @@ def pigeonhole_bound(
     k + 1 lightest of them; and when every member gets at least ``min_count`` partitions, that
     member holds at least ``min_count - k - 1`` more, no lighter than the lightest of the rest.
     """
-    # an array (only there once NumPy is loaded) is sorted as it is, not listed first
-    numpy = sys.modules.get("numpy")
-    listed = weights if numpy is not None and isinstance(weights, numpy.ndarray) else list(weights)
+    # an array (there only once NumPy is loaded) is sorted as it is, not listed first. Told by
+    # its dtype, not by NumPy's module in sys.modules: another thread may still be importing it
+    # there, half made (lagassign.kafka.group.import_ahead)
+    listed = cast("NDArray[Any]", weights) if hasattr(weights, "dtype") else list(weights)
     n, total, window_sum, lightest = _sorted_sums(listed)
     best = total / members if members else 0.0
     for k in range((n - 1) // max(members, 1) + 1):

@@ -8,6 +8,7 @@ Everything here runs in-process against fake cluster metadata and fake offset re
 from __future__ import annotations
 
 import logging
+import struct
 import subprocess
 import sys
 import threading
@@ -1048,6 +1049,36 @@ def test_aiokafka_leader_assigns_as_the_core() -> None:
     }
     assert got == core(["x", "y", "z"])
     assert fetch.calls == [(GROUP, ("t", "u"), aio.AIOKAFKA_LAG_TIMEOUT_S)]
+
+
+def test_aiokafka_members_prefetch_before_they_join() -> None:
+    """As with kafka-python: every aiokafka member starts its read in metadata(), which runs on
+    the event loop as the member sends JoinGroup; the leader's assign() uses it and reads only
+    the group's topics it lacked; a member that led prefetches the group's topics too, one that
+    did not drops its read (GroupAssignor.joining and synced, shared by both adapters)."""
+    gate = threading.Event()
+    fetch = Fetch(gate=gate)
+    # (a deadline no wait on a busy machine reaches: the gate opens after metadata() returns)
+    member = aio.assignor("lag", group_id=GROUP, fetch=fetch, lag_timeout=60)
+    first = member.metadata({"t"})  # returns although the read cannot end yet
+    wait_calls(fetch, 1)
+    assert fetch.waiting and [c[1] for c in fetch.calls] == [("t",)]
+    gate.set()
+    other = ConsumerProtocolMemberMetadata(0, ["t", "u"], b"")
+    member.assign(CLUSTER, {"a": first, "b": other})
+    result = member.last_result
+    assert result is not None and result.prefetched and result.lag == "offsets"
+    assert [c[1] for c in fetch.calls] == [("t",), ("u",)]  # only what the prefetch lacked
+    empty = ConsumerProtocolMemberAssignment(0, [], struct.pack(">i", 1))
+    member.on_assignment(ConsumerProtocolMemberAssignment.decode(empty.encode()))
+    member.metadata({"t"})  # led: its own and the group's topics
+    wait_calls(fetch, 3)
+    assert fetch.calls[-1][1] == ("t", "u")
+    # a member that did not lead drops its prefetch, and reads its own topics at its next join
+    member.on_assignment(ConsumerProtocolMemberAssignment.decode(empty.encode()))
+    member.metadata({"t"})
+    wait_calls(fetch, 4)
+    assert fetch.calls[-1][1] == ("t",)
 
 
 def test_aiokafka_generations_count_assignments() -> None:

@@ -272,7 +272,7 @@ def test_group_of_10000_partitions_assigns_by_real_lag(
 ) -> None:
     """Issue 15: a group reading 20 topics of 500 partitions gets the lag strategy's
     assignment of the real lags (read by the leader's OffsetsReader), not the lag-0 fallback.
-    On kafka-python the leader's offsets come from the read it started as it sent JoinGroup
+    With either client the leader's offsets come from the read it started as it sent JoinGroup
     (every member prefetches as it joins; this group's first leader did not lead before).
     The leader's deadline is the e2e tests' generous one, so the test checks what is read, not
     how fast (bench/offsets.py and bench/rebalance.py measure that against aiokafka's 1 s
@@ -297,7 +297,7 @@ def test_group_of_10000_partitions_assigns_by_real_lag(
     assert by_lag != core_lag_assignment(counts, None, sorted(assigned))  # not the fallback
     for p in members:
         assert "Traceback" not in p.stderr(), p.stderr()
-    assert leader["prefetched"] == (client == "kafka-python"), leader
+    assert leader["prefetched"], leader
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -22,16 +22,21 @@ aiokafka. Keep aiokafka members out of groups whose members run the cooperative 
 subscription, so an aiokafka leader cannot see what those members still consume, and would
 not withhold it.
 
-**Blocking.** aiokafka calls ``assign()`` on the group leader synchronously, on the event loop.
-A strategy that reads lag therefore reads the offsets in a worker thread (through an
-:class:`~lagassign.kafka.offsets.OffsetsReader` of its own) and the event loop waits for it at
-most ``lag_timeout`` seconds, **1 s by default** (kafka-python: 3 s); past that, the leader
-assigns with lag 0 and logs one warning. The wait happens only on the leader, only for strategies
-that read lag, and only inside a rebalance, when aiokafka has stopped heartbeats and (eager
-protocol) revoked every partition, so no message is held up; other coroutines of the
-application are. Prefetching the offsets in a rebalance listener was considered and not done:
-the leader is not known before JoinGroup returns, so every member would have to read them on
-every rebalance, and the read would still be waited for when it runs late.
+**Blocking.** aiokafka calls ``metadata()`` and the group leader's ``assign()`` synchronously,
+on the event loop. A strategy that reads lag therefore reads the offsets in a worker thread
+(through an :class:`~lagassign.kafka.offsets.OffsetsReader` of its own), started in
+``metadata()`` as the member sends JoinGroup, as with kafka-python: any member may come out of
+JoinGroup as the leader, and only JoinGroup's answer says which, so every member reads the
+offsets of its topics (and of the group's, when it led the last rebalance) once per
+rebalance, and a member that does not lead drops its read
+(:meth:`~lagassign.kafka.group.GroupAssignor.joining`). The leader's ``assign()`` waits for
+what is left of that read, under ``lag_timeout`` from its start, **1 s by default**
+(kafka-python: 3 s), and reads only the group's topics its own subscription lacked; past the
+deadline, the leader assigns with lag 0 and logs one warning. A wait happens only on the leader,
+only for strategies that read lag, and only inside a rebalance, when aiokafka has stopped
+heartbeats and (eager protocol) revoked every partition, so no message is held up; other
+coroutines of the application are. What the strategy imports on first use is imported when the
+assignor is built (:func:`~lagassign.kafka.group.import_ahead`).
 
 **Member metadata.** aiokafka's ``ConsumerProtocolMemberMetadata`` is version 0 (topics and user
 data): the previous assignment and the generation travel in the user data, in the layout of
@@ -90,7 +95,11 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         return f"LagassignAssignor({self.name!r})"
 
     def metadata(self, topics: Iterable[str]) -> Any:
-        """This member's subscription for the JoinGroup request."""
+        """This member's subscription for the JoinGroup request. Every member starts reading
+        the offsets here, in a worker thread, since any member may come out of JoinGroup as
+        the leader (see the module docstring)."""
+        topics = frozenset(topics)
+        self.glue.joining(topics)
         previous = self._owned if self.glue.sends_previous else ()
         return ConsumerProtocolMemberMetadata(
             METADATA_VERSION,
@@ -113,6 +122,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         }
 
     def on_assignment(self, assignment: Any) -> None:
+        self.glue.synced()
         self._owned = tuple(
             TopicPartition(tp.topic, tp.partition) for tp in assignment.partitions()
         )

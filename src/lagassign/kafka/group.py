@@ -340,6 +340,10 @@ class GroupAssignor:
         # leader that took an earlier read), and the newest read that ended well
         self._unused: list[_Prefetch] = []
         self._known: _Known | None = None
+        # whether this member assigned since it last sent JoinGroup (it leads this rebalance),
+        # and the topics its group subscribed when it last led
+        self._assigned = False
+        self._group_topics: frozenset[str] = frozenset()
 
     @property
     def group_id(self) -> str:
@@ -371,18 +375,37 @@ class GroupAssignor:
             f"protocol={self.protocol.value!r})"
         )
 
+    def joining(self, topics: Iterable[str]) -> None:
+        """This member sends JoinGroup subscribed to ``topics`` (an adapter calls this as its
+        client asks for the member's subscription): it starts the read the leader's
+        :meth:`assign` takes, since any member may come out of JoinGroup as the leader (the
+        first of a group, the next after the leader left) and only JoinGroup's answer says
+        which. It reads its own topics, and the group's as well when it led the last
+        rebalance (:meth:`prefetch`); a member that does not lead drops its read
+        (:meth:`synced`)."""
+        self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
+        self.prefetch(frozenset(topics) | self._group_topics)
+
+    def synced(self) -> None:
+        """This member's assignment arrived (SyncGroup's answer). A member that did not
+        :meth:`assign` it (it did not lead) drops its read and the group's topics: its next
+        join reads its own topics only."""
+        led, self._assigned = self._assigned, False
+        if not led:
+            self.discard_prefetch()
+            self._group_topics = frozenset()
+
     def prefetch(self, topics: Iterable[str]) -> None:
         """Starts reading the offsets of ``topics`` in a worker thread, for the next
         :meth:`assign` to use, and returns at once.
 
-        For a member that may lead the coming rebalance: the kafka-python adapter calls this
-        as every member sends JoinGroup (the leader is known only from JoinGroup's answer), so
-        that the leader's read runs off its event loop and ``assign()`` waits at most for what
-        is left of it (see :mod:`lagassign.kafka.kafka_python`); the read has ``lag_timeout``
-        from its start. A
-        failure is kept and reported (one warning) by the ``assign()`` that uses it. Does
-        nothing for strategies that do not read lag, or when a prefetch of the same topics is
-        younger than :data:`PREFETCH_REUSE` seconds (a retried JoinGroup).
+        For a member that may lead the coming rebalance (:meth:`joining`: the leader is known
+        only from JoinGroup's answer), so that the leader's read runs off its client's event
+        loop and ``assign()`` waits at most for what is left of it; the read has
+        ``lag_timeout`` from its start. A failure is kept and reported (one warning) by the
+        ``assign()`` that uses it. Does nothing for strategies that do not read lag, or when a
+        prefetch of the same topics is younger than :data:`PREFETCH_REUSE` seconds (a retried
+        JoinGroup).
         """
         if not self.strategy.uses_lag:
             return
@@ -441,14 +464,14 @@ class GroupAssignor:
         (all of them without such a prefetch).
 
         A member that prefetched does not wait for its read when waiting would gain nothing
-        or when an earlier one serves: ``assign()`` runs on the client's event loop (the
-        kafka-python adapter's), which a wait blocks. If that read is still running (the
-        JoinGroup answer came first: this member joined last), the newest earlier read that
-        ended well (this member's from an earlier join, younger than
-        :data:`PREFETCH_MAX_AGE`) is used when it covers every subscribed topic
-        (``LeaderAssignment.offsets_age`` says how old); and a group of one member gets
-        every partition whatever the lags, so it is assigned without them (``lag`` is
-        ``"unused"``). Otherwise (a leader's first read) it waits, under ``lag_timeout``.
+        or when an earlier one serves: ``assign()`` runs on the client's event loop (with
+        either adapter), which a wait blocks. If that read is still running (the JoinGroup
+        answer came first: this member joined last), the newest earlier read that ended well
+        (this member's from an earlier join, younger than :data:`PREFETCH_MAX_AGE`) is used
+        when it covers every subscribed topic (``LeaderAssignment.offsets_age`` says how old);
+        and a group of one member gets every partition whatever the lags, so it is assigned
+        without them (``lag`` is ``"unused"``). Otherwise (a leader's first read) it waits,
+        under ``lag_timeout``.
         """
         started = time.monotonic()
         prefetched, self._prefetched = self._prefetched, None
@@ -550,6 +573,8 @@ class GroupAssignor:
                 [(tp.topic, tp.partition) for tp in withheld],
                 seconds,
             )
+        self._assigned = True
+        self._group_topics = frozenset(t for s in subscriptions for t in s.topics)
         return LeaderAssignment(
             self.name,
             group,

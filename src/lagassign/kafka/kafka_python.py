@@ -123,11 +123,6 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         self.last_result: LeaderAssignment | None = None
         self._owned: tuple[TopicPartition, ...] = ()
         self._generation: int | None = None
-        # whether this member led the last rebalance (assign() ran before on_assignment()),
-        # and the topics its group subscribed then
-        self._assigned = False
-        self._led_last = False
-        self._group_topics: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -153,11 +148,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         out (see the module docstring).
         """
         topics = frozenset(topics)
-        self._assigned = False  # a new join attempt: what an earlier one assigned never arrived
-        # any member may come out of JoinGroup as the leader (the first of a group, or the
-        # next after the leader left), so every member reads: its own topics, and the group's
-        # when it led the last rebalance; a member that does not lead drops it
-        self.glue.prefetch(topics | self._group_topics)
+        self.glue.joining(topics)
         previous = self._owned if self.glue.sends_previous else ()
         return encode_subscription(
             topics,
@@ -176,8 +167,6 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         ]
         result = self.glue.assign(subscriptions, cluster.partitions_for_topic)
         self.last_result = result
-        self._assigned = True
-        self._group_topics = frozenset(t for s in subscriptions for t in s.topics)
         return {
             s.member_id: ConsumerProtocolAssignment(
                 ASSIGNMENT_VERSION, result.by_topic(s.member_id), b""
@@ -186,10 +175,7 @@ class LagassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         }
 
     def on_assignment(self, assignment: Any, generation: int) -> None:
-        self._led_last, self._assigned = self._assigned, False
-        if not self._led_last:
-            self.glue.discard_prefetch()
-            self._group_topics = frozenset()
+        self.glue.synced()
         self._owned = tuple(
             TopicPartition(tp.topic, tp.partition) for tp in assignment.partitions()
         )
