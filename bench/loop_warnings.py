@@ -11,6 +11,8 @@ each partition and a committed offset on every other, and says whose work each s
 * ``lagassign range``: lagassign's ``range`` through the adapter (reads no lag);
 * ``lagassign lag``: lagassign's ``lag`` (every member prefetches the offsets as it sends
   JoinGroup; the leader's ``assign()`` uses that read).
+* ``lagassign balanced``: lagassign's ``balanced``, which reads the offsets as ``lag`` does and
+  searches its plan in the leader's ``assign()``.
 
 Each round starts ``--members`` consumer processes of a new group at once, each subscribed to
 every topic and polling from the earliest offset, for ``--seconds``; variants take turns
@@ -49,7 +51,7 @@ from rich.table import Table
 
 TOPICS = 20
 PARTITIONS_PER_TOPIC = 500
-VARIANTS = ("kafka-python range", "lagassign range", "lagassign lag")
+VARIANTS = ("kafka-python range", "lagassign range", "lagassign lag", "lagassign balanced")
 PRODUCER = {"linger.ms": "50", "acks": "1", "compression.type": "none"}
 SLOW = "ran for "
 
