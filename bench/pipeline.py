@@ -302,8 +302,8 @@ def spark_run(
 def _checkout(revision: str, into: Path) -> tuple[Path, bool]:
     """The source tree (src/) of git ``revision``, checked out into ``into``, and whether its
     extensions were built: as its own set-up builds them (its scripts/compile.py, if it has
-    one), so that it runs as a user of that revision would, not interpreted beside a compiled
-    tree."""
+    one; with this environment's mypyc, not the one that revision pinned), so that it runs as
+    a user of that revision would, not interpreted beside a compiled tree."""
     subprocess.run(
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), revision],
         check=True,

@@ -23,7 +23,6 @@ user data codec, in :mod:`lagassign.kafka.wire`.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import sys
@@ -283,8 +282,14 @@ def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
 
     A consumer builds its assignor well before it leads a rebalance; imported in the leader's
     ``assign()`` instead, on the client's event loop, ``balanced``'s first handover to owners
-    took SciPy's 0.4–0.7 s there, once per process. A module that fails to import is left to
-    the strategy, which meets the same error where it needs the module.
+    took SciPy's 0.4–0.7 s there, once per process. The price is paid by every member, leader
+    or not: NumPy and SciPy took a consumer process from 30 to 85 MiB, and while an extension
+    module initialises it holds the interpreter, so the client's loop may stall for tens of
+    milliseconds at start-up (``AssignorSettings.import_ahead=False`` turns it off). A module
+    that fails to import is left to the strategy, which meets the same error where it needs
+    the module. (A process that forks while the thread imports leaves the child a module lock
+    held by a thread it does not have: fork before building the assignor, or after its
+    ``importing`` thread ended.)
     """
     missing = [name for name in modules if name not in sys.modules]
     if not missing:
@@ -292,8 +297,10 @@ def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
 
     def run() -> None:
         for name in missing:
-            with contextlib.suppress(ImportError):
+            try:
                 importlib.import_module(name)
+            except Exception as e:  # the strategy meets it again where it needs the module
+                log.debug("lagassign: importing %s ahead failed: %s", name, e)
 
     thread = threading.Thread(target=run, name="lagassign-imports", daemon=True)
     thread.start()
@@ -333,8 +340,10 @@ class GroupAssignor:
             fetch = KeptReader(config)
 
         self._fetch = fetch
-        #: imports what the strategy loads on first use (:func:`import_ahead`)
-        self.importing = import_ahead(self.strategy.imported_on_use)
+        #: imports what the strategy loads on first use (:func:`import_ahead`), if asked to
+        self.importing = (
+            import_ahead(self.strategy.imported_on_use) if settings.import_ahead else None
+        )
         self._prefetched: _Prefetch | None = None
         # reads started by prefetch() that no assign() took (a member that did not lead, a
         # leader that took an earlier read), and the newest read that ended well

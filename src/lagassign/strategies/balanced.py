@@ -562,8 +562,9 @@ def _lightest_more(
         descending[n - 1 - j if j < below else top - k - 2 - (j - below)]
         for j in range(held, min(max(topic.ceil - k - 1, held), n - k - 1))
     ]
-    # the `more` lightest of the other topics' spares and t's own, merged as heapq.merge would
-    # (items compared whole; on a tie the other topics' first), without its generator
+    # the `more` lightest of the other topics' spares and t's own, lightest first, without
+    # heapq.merge's generator (partitions of equal weight may come in another order than it
+    # took them in: the same numbers in the same order, so the same sum)
     taken: list[Any] = []
     i = 0
     for u, item in spares:

@@ -65,7 +65,6 @@ ARRAYS_FROM = 200_000
 class LagAssignor(Strategy):
     name = "lag"
     uses_lag = True
-    imported_on_use = ("numpy",)  # from ARRAYS_FROM partitions on
 
     def assign(self, group: Group) -> Assignment:
         with collector_paused():
