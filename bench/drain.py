@@ -9,7 +9,10 @@ the horizon 4× the ideal. The ideal is lagassign.simulate.ideal.ideal_drain_tim
 larger of the group's and the slowest partition's fluid bound), so 1.00 cannot be beaten. The
 eager floor is the same bound with the group reading nothing during each rebalance's pause
 (ideal_drain_time(paused=True)): what no strategy on the eager protocol beats, for its members
-revoke everything while the group rebalances.
+revoke everything while the group rebalances. The cooperative floor is the bound with the
+joining member reading nothing for two rounds (ideal_drain_time(joiner_idle=2 × pause)): what
+no strategy on the cooperative protocol beats, for the first round withholds from the joiner
+every partition, all of them still consumed by others.
 
     .venv/bin/python bench/drain.py [--per-family 10] [--strategies a,b,...]
         [--capacities equal|unequal] [--spread 6|2]
@@ -134,6 +137,7 @@ def run(
                 name = row.partition("/")[0]
                 runs[row] = run_strategy(scenario, create(name), 1, protocol_of(row))
         floor = ideal_drain_time(scenario, paused=True)
+        cooperative_floor = ideal_drain_time(scenario, joiner_idle=2 * PAUSE_S)
         rows.append(
             {
                 "family": sample.family,
@@ -144,6 +148,7 @@ def run(
                 "backlog": sim.backlog,
                 "ideal": sim.ideal,
                 "eager_floor": floor,
+                "cooperative_floor": cooperative_floor,
                 "runs": {
                     row: {
                         "protocol": r.protocol.value,
@@ -195,12 +200,17 @@ def summary(result: dict[str, object], strategies: list[str]) -> list[dict[str, 
             for g in groups
             if g["keeps_up"]
         ]
-        eager = protocol_of(name) is RebalanceProtocol.EAGER
-        # drain time ÷ the eager floor, where a plan keeps up: how far the plans themselves
-        # leave an eager strategy from what its pauses allow
+        # the floor of the strategy's protocol: what its rebalances allow, whatever the plans
+        floor = (
+            "eager_floor"
+            if protocol_of(name) is RebalanceProtocol.EAGER
+            else "cooperative_floor"
+        )
+        # drain time ÷ that floor, where a plan keeps up: how far the plans themselves leave
+        # the strategy from what its protocol allows
         over_floor = [
-            g["runs"][name]["drain_time"] / g["eager_floor"]
-            if g["runs"][name]["drain_time"] is not None and g["eager_floor"]
+            g["runs"][name]["drain_time"] / g[floor]
+            if g["runs"][name]["drain_time"] is not None and g.get(floor)
             else INF
             for g in groups
             if g["keeps_up"]
@@ -210,16 +220,15 @@ def summary(result: dict[str, object], strategies: list[str]) -> list[dict[str, 
                 "strategy": name,
                 "median": statistics.median(ratios),
                 "median_keeps_up": statistics.median(drainable) if drainable else INF,
-                "eager_floor_keeps_up": statistics.median(
-                    g["eager_floor"] / g["ideal"] if g["eager_floor"] else INF
+                "floor": floor,
+                "floor_keeps_up": statistics.median(
+                    g[floor] / g["ideal"] if g.get(floor) else INF
                     for g in groups
                     if g["keeps_up"]
                 )
-                if eager and drainable
+                if drainable
                 else None,
-                "median_vs_eager_floor": statistics.median(over_floor)
-                if eager and over_floor
-                else None,
+                "median_vs_floor": statistics.median(over_floor) if over_floor else None,
                 "p90": ratios[int(0.9 * (len(ratios) - 1))],
                 "worst": ratios[-1],
                 "worst_group": by_group[-1][1],
@@ -287,15 +296,15 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         f"> {HORIZON_IDEALS:g} means not drained within {HORIZON_IDEALS:g}× the ideal."
         + _ran(result),
         "",
-        "| strategy | median | median where a plan keeps up | eager floor there "
-        "| ÷ eager floor there | p90 | worst | worst group "
+        "| strategy | median | median where a plan keeps up | its protocol's floor there "
+        "| ÷ that floor there | p90 | worst | worst group "
         "| not drained | not drained, though a plan keeps up | median moves | most rounds |",
         "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['strategy']} | {_ratio(r['median'])} | {_ratio(r['median_keeps_up'])} "
-            f"| {_ratio(r['eager_floor_keeps_up'])} | {_ratio(r['median_vs_eager_floor'])} "
+            f"| {_ratio(r['floor_keeps_up'])} | {_ratio(r['median_vs_floor'])} "
             f"| {_ratio(r['p90'])} "
             f"| {_ratio(r['worst'])} | {r['worst_group']} | {r['not_drained']} "
             f"| {r['not_drained_avoidable']} | {r['median_moves']:g} | {r['most_rounds']} |"
@@ -311,15 +320,19 @@ def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
         "a median over all groups says little. Keeping up is necessary, not sufficient, for "
         "draining within the horizon: a member close to its throughput may need longer.",
         "",
-        "*Eager floor*: the ideal with the group reading nothing during each rebalance's "
-        f"{PAUSE_S:g} s pause (`ideal_drain_time(paused=True)`), ÷ the ideal, median over the "
-        "groups where a plan keeps up: no strategy on the eager protocol (every member revokes "
-        "everything while the group rebalances) drains sooner. At producers writing "
-        f"{LOAD:.0%} of what the group reads, each pause costs about "
-        f"{PAUSE_S:g} ÷ {1 - LOAD:.1f} = {PAUSE_S / (1 - LOAD):.0f} s; two of them on a "
-        f"{GROUP_DRAIN_S:g} s drain are most of a quarter. *÷ eager floor*: the strategy's "
-        "drain time ÷ that floor, median over the same groups (— for strategies on the "
-        "cooperative protocol, which read through a rebalance).",
+        "*Its protocol's floor*, ÷ the ideal, median over the groups where a plan keeps up: "
+        "what no strategy on that protocol drains sooner than. Eager: the ideal with the group "
+        f"reading nothing during each rebalance's {PAUSE_S:g} s pause "
+        "(`ideal_drain_time(paused=True)`): every member revokes everything while the group "
+        f"rebalances. At producers writing {LOAD:.0%} of what the group reads, each pause "
+        f"costs about {PAUSE_S:g} ÷ {1 - LOAD:.1f} = {PAUSE_S / (1 - LOAD):.0f} s; two of them "
+        f"on a {GROUP_DRAIN_S:g} s drain are most of a quarter. Cooperative: the ideal with the "
+        f"joining member reading nothing for two rounds, {2 * PAUSE_S:g} s "
+        f"(`ideal_drain_time(joiner_idle={2 * PAUSE_S:g})`): every partition is consumed when "
+        "it joins, so the first round withholds from it whatever it is given and only the "
+        "follow-up round hands it over; members keep reading through a rebalance otherwise. "
+        "*÷ that floor*: the strategy's drain time ÷ its floor, median over the same groups: "
+        "how far its plans leave it from what its protocol allows.",
         "",
         "*Moves* count every partition that changes owner at the join and the leave, the "
         "leaving member's partitions included once another member takes them.",
@@ -366,8 +379,8 @@ def main() -> None:
         "strategy",
         "median",
         "where a plan keeps up",
-        "eager floor there",
-        "÷ eager floor",
+        "its protocol's floor there",
+        "÷ that floor",
         "p90",
         "worst",
         "worst group",
@@ -385,8 +398,8 @@ def main() -> None:
             str(r["strategy"]),
             _ratio(r["median"]),
             _ratio(r["median_keeps_up"]),
-            _ratio(r["eager_floor_keeps_up"]),
-            _ratio(r["median_vs_eager_floor"]),
+            _ratio(r["floor_keeps_up"]),
+            _ratio(r["median_vs_floor"]),
             _ratio(r["p90"]),
             _ratio(r["worst"]),
             str(r["worst_group"]),

@@ -112,6 +112,46 @@ def test_eager_floor_is_the_ideal_with_the_group_idle_during_every_pause():
     assert run.drain_time is not None and run.drain_time >= 142.5
 
 
+def joined(*events: Join | Leave, joiner: float = 10.0) -> Scenario:
+    """1,200 behind (6 partitions of 200), 5 produced and 15 read per second by ``solo``, and
+    ``events`` of a member ``j`` reading ``joiner`` a second, 10 s rebalances."""
+    g = rated({"t": [200] * 6}, {"t": [1.0] * 5 + [0.0]}, {"solo": ["t"]})
+    return Scenario(
+        g,
+        throughput=15.0,
+        member_throughput={"j": joiner},
+        events=events,
+        horizon=500.0,
+        rebalance_pause=10.0,
+    )
+
+
+def test_cooperative_floor_is_the_ideal_with_the_joiner_idle_for_two_rounds():
+    """ideal_drain_time's example: a member reading 10 a second joins at 30 s (900 behind then):
+    75 s without pauses. Under the cooperative protocol the joiner reads nothing for two
+    rounds, whatever the strategy: 85 s. With the eager pause as well (nobody reads from 30 to
+    40 s): 92.5 s."""
+    scenario = joined(Join(30.0, Member("j", frozenset({"t"}))))
+    assert ideal_drain_time(scenario) == pytest.approx(75.0)
+    assert ideal_drain_time(scenario, joiner_idle=20.0) == pytest.approx(85.0)
+    assert ideal_drain_time(scenario, paused=True) == pytest.approx(87.5)
+    assert ideal_drain_time(scenario, paused=True, joiner_idle=20.0) == pytest.approx(92.5)
+    # the simulator's cooperative strategies drain no sooner, and the join's rebalance takes
+    # two rounds at least (the joiner is handed partitions at the end of the second)
+    for name in ("cooperative-sticky", "balanced"):
+        run = run_strategy(scenario, create(name), 1, RebalanceProtocol.COOPERATIVE)
+        assert run.drain_time is not None and run.drain_time >= 85.0, name
+        assert run.rebalances[-1].end >= 50.0, name
+
+
+def test_a_joiner_that_leaves_before_its_idle_time_ends_never_reads():
+    scenario = joined(Join(30.0, Member("j", frozenset({"t"}))), Leave(40.0, "j"))
+    # 900 behind at 30 s and the solo member alone: 900 ÷ 10 = 90 s more
+    assert ideal_drain_time(scenario, joiner_idle=20.0) == pytest.approx(120.0)
+    # without the idle time the joiner reads from 30 to 40 s: 200 less, then 700 ÷ 10
+    assert ideal_drain_time(scenario) == pytest.approx(30.0 + 10.0 + 700 / 10)
+
+
 def test_drain_time_is_the_end_of_the_step_it_happens_in():
     g = rated({"t": [1000]}, {"t": [0.0]}, {"solo": ["t"]})
     run = one_run(Scenario(g, throughput=30.0, dt=1.0, horizon=100.0), "range")
