@@ -144,6 +144,14 @@ def test_cooperative_floor_is_the_ideal_with_the_joiner_idle_for_two_rounds():
         assert run.rebalances[-1].end >= 50.0, name
 
 
+def test_an_event_at_time_0_pauses_the_group_at_once():
+    """A join at 0 s: 60 s without pauses (1,200 ÷ 20 a second of spare); the eager floor has
+    nobody read from 0 to 10 s, 1,250 behind then: 72.5 s."""
+    scenario = joined(Join(0.0, Member("j", frozenset({"t"}))))
+    assert ideal_drain_time(scenario) == pytest.approx(60.0)
+    assert ideal_drain_time(scenario, paused=True) == pytest.approx(72.5)
+
+
 def test_a_joiner_that_leaves_before_its_idle_time_ends_never_reads():
     scenario = joined(Join(30.0, Member("j", frozenset({"t"}))), Leave(40.0, "j"))
     # 900 behind at 30 s and the solo member alone: 900 ÷ 10 = 90 s more

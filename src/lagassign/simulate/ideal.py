@@ -73,9 +73,11 @@ def ideal_drain_time(
     reading += [(begun, math.inf, mid) for mid, begun in since.items()]
     pauses = [(at, at + scenario.rebalance_pause) for at in events] if paused else []
     # from each of these times on: who reads, and whether the group is paused
+    # (0 among them: a step of no length, or the pause of an event then)
     points = sorted(
-        ({a for a, _, _ in reading} | {b for _, b, _ in reading} | set(events))
-        - {0.0, math.inf}
+        {a for a, _, _ in reading}
+        | {b for _, b, _ in reading if b < math.inf}
+        | set(events)
         | {end for _, end in pauses}
     )
 
