@@ -298,3 +298,33 @@ def test_sticky_as_good_as_kafka(strategy: str) -> None:
     # Stronger than the issue asks: where Kafka's answer is valid, ours is the same, member by
     # member and in the same order (Java's HashMap orders included, see sticky.py).
     assert not tally.different, tally.summary(strategy) + "\n" + "\n".join(tally.different[:10])
+
+
+@pytest.mark.parametrize("seed,rounds,settles", [(2236, 5, False), (52, 5, True)])
+def test_cooperative_sticky_rounds_as_kafkas_where_they_settle_late_or_never(
+    seed: int, rounds: int, settles: bool
+) -> None:
+    """Rack-aware cooperative-sticky can take more than Kafka's four rounds to settle, or
+    never settle (seed 2236: rounds 3 and 4 repeat for ever). Kafka's assignor does the same:
+    every round, run on what the round before gave, is Kafka's answer on that group."""
+    from lagassign.plan import rebalance_round, settle
+    from lagassign.strategies import create
+
+    strategy = create("cooperative-sticky")
+    group = random_group(random.Random(seed), owned=True)
+    end = settle(strategy, group)
+    assert (end.rounds, end.settles) == (rounds, settles)
+    groups, assignments = [group], []
+    generation = max(m.generation or 0 for m in group.members)
+    for _ in range(rounds + 1):
+        assignment = rebalance_round(strategy, groups[-1]).assignment
+        assignments.append(assignment)
+        generation += 1
+        groups.append(dataclasses.replace(group, members=tuple(
+            dataclasses.replace(m, owned=assignment[m.id], generation=generation)
+            for m in group.members
+        )))
+    assert java_assign("cooperative-sticky", groups[:-1]) == assignments
+    assert assignments[rounds - 1] == end.assignment
+    if not settles:
+        assert assignments[rounds] == assignments[rounds - 2]

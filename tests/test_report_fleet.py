@@ -148,6 +148,24 @@ def test_the_page(tmp_path: Path) -> None:
         assert symbol in shown, symbol
         assert meaning in legend, symbol
     assert f"{NEVER}: some member takes in at least what it can read" in legend
+    # every settled row here hands over what the first round withheld: no word of rounds
+    # that never settle
+    assert "never settle" not in text
+
+
+def test_the_page_counts_the_groups_whose_rounds_never_settle(tmp_path: Path) -> None:
+    """A settled row that still leaves partitions unassigned is a group whose rounds came back
+    to an assignment they made before (lagassign.plan.settle): the page counts those groups
+    per strategy and says what their row is."""
+    groups, settled = fleet()
+    settled = [row("g1", "cooperative-sticky", 1.3, moves=4, unassigned=1)]
+    page = write_report(tmp_path, groups, [], strategies=STRATEGIES, settled=settled)
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.read_text())).split())
+    assert (
+        "The rounds never settle in 1 group(s) (cooperative-sticky on 1): they come back to an "
+        "assignment they made before" in text
+    )
+    assert cells(page.read_text(), "cooperative-sticky")[-1] == "1"
 
 
 def test_bars_at_the_bound_show(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 import subprocess
 import sys
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from lagassign.model import Group
 from lagassign.report.member_ids import ELIDED, LABEL_WIDTH, member_labels
 from lagassign.strategies import names
+from tests.groupgen import random_group
 
 #: Java consumers' member ids: ``consumer-<group>-<n>-<uuid>``, alike for their first 27
 #: characters; a column cut at 15 showed ``consumer-billin…`` for every one of them
@@ -352,7 +355,66 @@ def test_plan_shows_where_cooperative_rounds_settle_and_what_round_1_leaves_unas
     assert (coop["unassigned"], coop["max_member_lag"]) == (2, 300)
     assert coop["settled"]["assignment"] == {"a": [["t", 0], ["t", 1]], "b": [["t", 2], ["t", 3]]}
     assert (coop["settled"]["unassigned"], coop["settled"]["max_member_lag"]) == (0, 700)
+    assert coop["settled"]["settles"] is True
     assert all("settled" not in p for name, p in plans.items() if name != "cooperative-sticky")
+
+
+def _group_file(group: Group, path: Path) -> Path:
+    """``group`` as a group file (docs/formats.md): lags, racks, ownership and generations."""
+    path.write_text(
+        json.dumps(
+            {
+                "group": group.id,
+                "topics": {
+                    name: {
+                        "partitions": [
+                            {"partition": p.partition, "lag": p.lag, "racks": sorted(p.racks)}
+                            for p in topic.partitions
+                        ]
+                    }
+                    for name, topic in group.topics.items()
+                },
+                "members": [
+                    {
+                        "id": m.id,
+                        "topics": sorted(m.topics),
+                        "instance_id": m.instance_id,
+                        "rack": m.rack,
+                        "owned": [[tp.topic, tp.partition] for tp in m.owned],
+                        "generation": m.generation,
+                    }
+                    for m in group.members
+                ],
+            }
+        )
+    )
+    return path
+
+
+def test_rounds_that_never_settle_are_shown_as_such(tmp_path):
+    """cooperative-sticky's rounds on this group come back to an assignment they made before
+    (so do Kafka's, test_differential_java): its row and its members' column say "never
+    settles", with a legend under each table, and the JSON says ``"settles": false``."""
+    from tests.test_cooperative import NEVER_SETTLES_SEED
+
+    group = random_group(random.Random(NEVER_SETTLES_SEED), owned=True)
+    path = _group_file(group, tmp_path / "never.json")
+    out = lagassign("plan", "--input", str(path), "--strategies", "sticky,cooperative-sticky")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    summary = {row[0]: row[1:] for row in table_rows(out.stdout) if len(row) == 7}
+    assert summary["cooperative-sticky (never settles)"][-1] == "8"  # unassigned: in flight
+    assert "cooperative-sticky, round 1" in summary
+    assert text.count("(never settles): the strategy's rounds come back") == 2
+    data = json.loads(
+        lagassign(
+            "plan", "--input", str(path), "--strategies", "sticky,cooperative-sticky",
+            "--format", "json",
+        ).stdout
+    )
+    plans = {p["strategy"]: p for p in data[0]["plans"]}
+    assert plans["cooperative-sticky"]["settled"]["settles"] is False
+    assert plans["cooperative-sticky"]["settled"]["unassigned"] == 8
 
 
 def test_a_strategy_that_withholds_nothing_gets_no_unassigned_column(tmp_path):

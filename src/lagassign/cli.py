@@ -406,7 +406,16 @@ def _plan_json(gp: GroupPlans, members_from: str) -> dict[str, Any]:
             {
                 "strategy": p.strategy,
                 **_plan_entry(p),
-                **({"settled": _plan_entry(settled[p.strategy])} if p.strategy in settled else {}),
+                **(
+                    {
+                        "settled": {
+                            **_plan_entry(settled[p.strategy]),
+                            "settles": p.strategy not in gp.unsettled,
+                        }
+                    }
+                    if p.strategy in settled
+                    else {}
+                ),
             }
             for p in rows
         ],

@@ -44,6 +44,10 @@ class GroupPlans:
     #: (:func:`settle`), with its metrics; moves are counted from the members' current
     #: assignment, as for the first round
     settled: Mapping[str, Plan] = field(default_factory=dict)
+    #: the strategies of ``settled`` whose rounds never settle on this group
+    #: (:attr:`Settling.settles`): their plan there is the last round's before the rounds
+    #: repeat, and its unassigned partitions are the ones in flight
+    unsettled: frozenset[str] = frozenset()
 
     @property
     def time_aware(self) -> bool:
@@ -79,13 +83,30 @@ def rebalance_round(
     return assign_cooperatively(strategy, group, consuming)
 
 
-#: rebalance rounds :func:`settle` runs at most (the cooperative protocol settles in two)
-SETTLE_ROUNDS = 4
+#: rebalance rounds :func:`settle` runs at most. Kafka has no such cap (a member that revoked
+#: anything rejoins, so rounds go on until one revokes nothing); it only ends rounds that neither
+#: settle nor come back to an assignment they made before, which no group seen so far does
+MAX_ROUNDS = 50
 
 
-def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None) -> Assignment:
-    """The assignment the rebalance rounds of ``strategy`` on ``group`` settle on, from its
-    first round (``first``, else :func:`rebalance_round` now).
+@dataclass(frozen=True, slots=True)
+class Settling:
+    """Where a strategy's rebalance rounds on a group end (:func:`settle`)."""
+
+    #: the assignment the rounds settle on; when they never do, the last round's before they
+    #: repeat, which gives what it withholds to nobody
+    assignment: Assignment
+    #: rounds run, the first included
+    rounds: int
+    #: False: the rounds come back to an assignment they made before (or run
+    #: :data:`MAX_ROUNDS`), so the group would rebalance for ever, some partition always in
+    #: flight between two members
+    settles: bool
+
+
+def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None) -> Settling:
+    """Where the rebalance rounds of ``strategy`` on ``group`` end, from its first round
+    (``first``, else :func:`rebalance_round` now).
 
     A round that withholds partitions (the cooperative protocol: they move, and a member
     still consumes them) is followed by another, as in Kafka: every member revokes what it was
@@ -93,22 +114,39 @@ def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None
     nobody consumes the withheld partitions any more, so they are assigned. A strategy that
     withholds nothing settles in its first round.
 
+    The rounds need not settle. Kafka's rack-aware ``CooperativeStickyAssignor`` (kafka-clients
+    4.4, and ours, which gives the same assignment in every round) can hand a partition back and
+    forth for ever: rounds that come back to an assignment they made before repeat from there,
+    so they stop at the first repeat, ``settles`` False. ``tests/test_differential_java.py``
+    has such a group, and one that settles only in its fifth round.
+
     Example: ``a`` owns t-0..t-3 and ``b`` joins; ``cooperative-sticky``'s first round gives
     ``a`` [t-0, t-1] and ``b`` nothing, withholding t-2 and t-3; the second gives ``b``
-    [t-2, t-3].
+    [t-2, t-3]: it settles in 2 rounds.
     """
     assignment, withheld = first if first is not None else rebalance_round(strategy, group)
     generation = max((m.generation or 0 for m in group.members), default=0)
-    for _ in range(SETTLE_ROUNDS - 1):
-        if not withheld:
-            break
+    # every member's list, in order: a round's result depends only on what the members own
+    # (all of one generation after the first round), so an assignment seen before repeats
+    seen = {_as_key(assignment)}
+    rounds = 1
+    while withheld and rounds < MAX_ROUNDS:
         generation += 1
         members = tuple(
             replace(m, owned=tuple(assignment.partitions.get(m.id, ())), generation=generation)
             for m in group.members
         )
         assignment, withheld = rebalance_round(strategy, replace(group, members=members))
-    return assignment
+        rounds += 1
+        key = _as_key(assignment)
+        if key in seen:
+            break
+        seen.add(key)
+    return Settling(assignment, rounds, settles=not withheld)
+
+
+def _as_key(assignment: Assignment) -> tuple[tuple[str, tuple[TopicPartition, ...]], ...]:
+    return tuple(assignment.partitions.items())
 
 
 def plan_with(
@@ -136,11 +174,14 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
         Plan(strategy.name, r.assignment, evaluate(group, r.assignment, lags, facts))
         for strategy, r in zip(made, rounds, strict=True)
     )
-    settled = {
-        plan.strategy: Plan(plan.strategy, assignment, evaluate(group, assignment, lags, facts))
+    endings = {
+        plan.strategy: settle(create(plan.strategy), group, first)
         for plan, first in zip(plans, rounds, strict=True)
         if plan.metrics.unassigned
-        for assignment in [settle(create(plan.strategy), group, first)]
+    }
+    settled = {
+        name: Plan(name, end.assignment, evaluate(group, end.assignment, lags, facts))
+        for name, end in endings.items()
     }
     return GroupPlans(
         group,
@@ -149,6 +190,7 @@ def plan_group(group: Group, strategies: Iterable[str] | None = None) -> GroupPl
         current_plan(group, lags, facts),
         planning_capacities(group, lags),
         settled,
+        frozenset(name for name, end in endings.items() if not end.settles),
     )
 
 

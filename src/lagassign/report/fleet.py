@@ -18,6 +18,7 @@ import html
 import math
 import re
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,6 +187,22 @@ def settled_view(
     rounds settle (the ``settled`` table's row of the same group and strategy)."""
     later = {(g.group, g.strategy): g for g in settled}
     return [later.get((g.group, g.strategy), g) for g in groups]
+
+
+def _never_settles(settled: Iterable[GroupResult]) -> str:
+    """The report's sentence on the groups whose rounds never settle (``settled`` rows that
+    still leave partitions unassigned, :func:`lagassign.plan.settle`), if there are any."""
+    never = Counter(g.strategy for g in settled if g.unassigned)
+    if not never:
+        return ""
+    counts = ", ".join(f"{strategy} on {n:,}" for strategy, n in sorted(never.items()))
+    return (
+        f" The rounds never settle in {sum(never.values()):,} group(s) ({counts}): they come "
+        "back to an assignment they made before, so the group would rebalance for ever; there "
+        "the settled row is the last round before the repeat, and its unassigned partitions are "
+        "the ones in flight. Kafka's rack-aware CooperativeStickyAssignor does this on some "
+        "groups, and ours assigns as it does in every round."
+    )
 
 
 def _summary(strategy: str, plans: Sequence[GroupResult], first_round: bool) -> StrategySummary:
@@ -529,9 +546,9 @@ def write_report(
         "<p class='note'>Each strategy's row is the assignment its rebalance rounds settle on. "
         "Under the cooperative protocol (cooperative-sticky) a partition that moves goes to "
         "nobody while its owner still consumes it: the first round (the row “…, round 1”, "
-        "and the tables groups, plans and members) leaves those unassigned, and a second "
-        "round hands them over (the table settled). Unassigned: partitions the plans give "
-        "nobody, summed over these groups.</p>"
+        "and the tables groups, plans and members) leaves those unassigned, and the next "
+        "rounds hand them over (the table settled). Unassigned: partitions the plans give "
+        f"nobody, summed over these groups.{_never_settles(settled)}</p>"
     )
     parts.append(
         _table(

@@ -164,13 +164,17 @@ def plan_summary_table(
     rows: list[tuple[str, Plan]] = [(CURRENT, gp.current)] if gp.current else []
     for plan in gp.plans:
         if plan.strategy in settled:
-            rows += [(plan.strategy, settled[plan.strategy]), (f"{plan.strategy}, round 1", plan)]
+            never = plan.strategy in gp.unsettled
+            final = f"{plan.strategy} {NEVER_SETTLES}" if never else plan.strategy
+            rows += [(final, settled[plan.strategy]), (f"{plan.strategy}, round 1", plan)]
         else:
             rows.append((plan.strategy, plan))
     legends = list(notes)
     if settled:
         table.add_column("unassigned", justify="right")
         legends.append(_ROUNDS_LEGEND)
+    if gp.unsettled:
+        legends.append(_NEVER_SETTLES_LEGEND)
     # catch-up is predicted only from measured consume rates; without them the column is left out
     catch_up = any(plan.metrics.catch_up_seconds is not None for _, plan in rows)
     if catch_up:
@@ -195,6 +199,16 @@ _ROUNDS_LEGEND = (
 )
 
 
+#: how a strategy's row is marked when its rounds never settle (GroupPlans.unsettled)
+NEVER_SETTLES = "(never settles)"
+_NEVER_SETTLES_LEGEND = (
+    f"{NEVER_SETTLES}: the strategy's rounds come back to an assignment they made before, so the "
+    "group would rebalance for ever with some partition always in flight; its row is the last "
+    "round before they repeat. Kafka's rack-aware CooperativeStickyAssignor does this on some "
+    "groups, and ours assigns as it does in every round"
+)
+
+
 def plan_members_table(gp: GroupPlans) -> Table:
     """Per member, partitions / lag under each strategy, side by side."""
     rows = shown_plans(gp)
@@ -202,9 +216,11 @@ def plan_members_table(gp: GroupPlans) -> Table:
     labels = member_labels(m.id for m in gp.group.members)
     _member_column(table, labels)
     for plan in rows:
+        never = plan.strategy in gp.unsettled
+        heading = f"{plan.strategy} {NEVER_SETTLES}" if never else plan.strategy
         # a cell on one line; a strategy's name folded rather than cut when space is short
-        table.add_column(plan.strategy, justify="right", overflow="fold")
-    _caption(table, [labels.note])
+        table.add_column(heading, justify="right", overflow="fold")
+    _caption(table, [labels.note] + ([_NEVER_SETTLES_LEGEND] if gp.unsettled else []))
     loads = [{m.member_id: m for m in plan.metrics.members} for plan in rows]
     for member in gp.group.members:
         cells = [f"{by_id[member.id].partitions} / {by_id[member.id].lag:,}" for by_id in loads]

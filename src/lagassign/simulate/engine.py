@@ -58,7 +58,7 @@ from types import MappingProxyType
 
 from lagassign.lag_rules import group_lags
 from lagassign.model import Group, Partition, Topic, TopicPartition
-from lagassign.plan import rebalance_round
+from lagassign.plan import MAX_ROUNDS, rebalance_round
 from lagassign.simulate.ideal import ideal_drain_time
 from lagassign.simulate.results import Rebalance, Run, Series, Simulation
 from lagassign.simulate.scenario import Event, Join, Scenario
@@ -66,12 +66,12 @@ from lagassign.strategies import RebalanceProtocol, Strategy, create, names
 
 #: points kept of each time series (the simulation itself runs every step)
 DEFAULT_SAMPLES = 500
-#: rounds of one cooperative rebalance at most (cooperative-sticky needs two). Kafka has no
-#: such cap: a member that revoked anything rejoins, so rounds go on until one revokes nothing,
-#: and a cap the rounds reach would leave that round's withheld partitions unread until the
-#: next rebalance, which Kafka never does. It only guards against a strategy that never
-#: settles (and rounds of no length, as the initial rebalance's).
-MAX_ROUNDS = 50
+# MAX_ROUNDS: rounds of one cooperative rebalance at most (cooperative-sticky mostly needs
+# two), as lagassign.plan.settle runs them. Kafka has no such cap: a member that revoked
+# anything rejoins, so rounds go on until one revokes nothing, and a cap the rounds reach leaves
+# that round's withheld partitions unread until the next rebalance, which Kafka never does. It
+# only guards against rounds that never settle (Kafka's rack-aware cooperative-sticky has
+# some, see settle) and rounds of no length, as the initial rebalance's.
 
 
 @dataclass
