@@ -351,8 +351,8 @@ def test_every_strategy_settles_with_every_partition_assigned(rng, name):
 
 
 #: tests.groupgen.random_group(random.Random(seed), owned=True) on which cooperative-sticky's
-#: rounds (and Kafka's, test_differential_java) repeat rounds 3 and 4 for ever: 19, 1, 8, 1, 8
-#: … partitions withheld
+#: rounds (and Kafka's, test_differential_java) never settle: the fifth repeats the third, and so
+#: on for ever, withholding 19, 1, 8, 1, 8 … partitions
 NEVER_SETTLES_SEED = 2236
 
 

@@ -45,8 +45,8 @@ class GroupPlans:
     #: assignment, as for the first round
     settled: Mapping[str, Plan] = field(default_factory=dict)
     #: the strategies of ``settled`` whose rounds never settle on this group
-    #: (:attr:`Settling.settles`): their plan there is the last round's before the rounds
-    #: repeat, and its unassigned partitions are the ones in flight
+    #: (:attr:`Settling.settles`): their plan there is the round that repeats an earlier one,
+    #: one phase of the cycle, and its unassigned partitions are those that phase withholds
     unsettled: frozenset[str] = frozenset()
 
     @property
@@ -93,14 +93,14 @@ MAX_ROUNDS = 50
 class Settling:
     """Where a strategy's rebalance rounds on a group end (:func:`settle`)."""
 
-    #: the assignment the rounds settle on; when they never do, the last round's before they
-    #: repeat, which gives what it withholds to nobody
+    #: the assignment the rounds settle on; when they never do, that of the round that repeats
+    #: an earlier one (a phase of the cycle), which gives what it withholds to nobody
     assignment: Assignment
     #: rounds run, the first included
     rounds: int
-    #: False: the rounds come back to an assignment they made before (or run
-    #: :data:`MAX_ROUNDS`), so the group would rebalance for ever, some partition always in
-    #: flight between two members
+    #: False: the rounds come back to an assignment they made before, so the group would
+    #: rebalance for ever, some partition always in flight between two members (or they ran
+    #: :data:`MAX_ROUNDS` without settling or repeating, which no group seen so far does)
     settles: bool
 
 
@@ -117,8 +117,9 @@ def settle(strategy: Strategy, group: Group, first: RebalanceRound | None = None
     The rounds need not settle. Kafka's rack-aware ``CooperativeStickyAssignor`` (kafka-clients
     4.4, and ours, which gives the same assignment in every round) can hand a partition back and
     forth for ever: rounds that come back to an assignment they made before repeat from there,
-    so they stop at the first repeat, ``settles`` False. ``tests/test_differential_java.py``
-    has such a group, and one that settles only in its fifth round.
+    so they stop at the first repeat, ``settles`` False, with the repeating round's assignment.
+    ``tests/test_differential_java.py`` has such a group, and four that settle only in their
+    fifth round.
 
     Example: ``a`` owns t-0..t-3 and ``b`` joins; ``cooperative-sticky``'s first round gives
     ``a`` [t-0, t-1] and ``b`` nothing, withholding t-2 and t-3; the second gives ``b``

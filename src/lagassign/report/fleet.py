@@ -199,9 +199,10 @@ def _never_settles(settled: Iterable[GroupResult]) -> str:
     return (
         f" The rounds never settle in {sum(never.values()):,} group(s) ({counts}): they come "
         "back to an assignment they made before, so the group would rebalance for ever; there "
-        "the settled row is the last round before the repeat, and its unassigned partitions are "
-        "the ones in flight. Kafka's rack-aware CooperativeStickyAssignor does this on some "
-        "groups, and ours assigns as it does in every round."
+        "the settled row is the round that repeats an earlier one, and its unassigned "
+        "partitions are those that round withholds. Kafka's rack-aware "
+        "CooperativeStickyAssignor does this on some groups, and ours assigns as it does in "
+        "every round."
     )
 
 

@@ -194,7 +194,7 @@ def plan_summary_table(
 _ROUNDS_LEGEND = (
     "“…, round 1”: the strategy's first rebalance round (what `assign` gives), which assigns "
     "nobody the partitions that move while their owner still consumes them (the cooperative "
-    "protocol); the strategy's own row is where its rounds settle, once the next round hands "
+    "protocol); the strategy's own row is where its rounds settle, once the next rounds hand "
     "them over. Unassigned: partitions a plan gives to nobody"
 )
 
@@ -203,9 +203,10 @@ _ROUNDS_LEGEND = (
 NEVER_SETTLES = "(never settles)"
 _NEVER_SETTLES_LEGEND = (
     f"{NEVER_SETTLES}: the strategy's rounds come back to an assignment they made before, so the "
-    "group would rebalance for ever with some partition always in flight; its row is the last "
-    "round before they repeat. Kafka's rack-aware CooperativeStickyAssignor does this on some "
-    "groups, and ours assigns as it does in every round"
+    "group would rebalance for ever with some partition always in flight; its row is the round "
+    "that repeats an earlier one, with what that round withholds unassigned. Kafka's rack-aware "
+    "CooperativeStickyAssignor does this on some groups, and ours assigns as it does in every "
+    "round"
 )
 
 
