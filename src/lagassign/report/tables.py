@@ -164,9 +164,8 @@ def plan_summary_table(
     rows: list[tuple[str, Plan]] = [(CURRENT, gp.current)] if gp.current else []
     for plan in gp.plans:
         if plan.strategy in settled:
-            never = plan.strategy in gp.unsettled
-            final = f"{plan.strategy} {NEVER_SETTLES}" if never else plan.strategy
-            rows += [(final, settled[plan.strategy]), (f"{plan.strategy}, round 1", plan)]
+            rows += [(_settled_name(gp, plan.strategy), settled[plan.strategy])]
+            rows.append((f"{plan.strategy}, round 1", plan))
         else:
             rows.append((plan.strategy, plan))
     legends = list(notes)
@@ -210,6 +209,11 @@ _NEVER_SETTLES_LEGEND = (
 )
 
 
+def _settled_name(gp: GroupPlans, strategy: str) -> str:
+    """How the plan where ``strategy``'s rounds end is named: marked if they never settle."""
+    return f"{strategy} {NEVER_SETTLES}" if strategy in gp.unsettled else strategy
+
+
 def plan_members_table(gp: GroupPlans) -> Table:
     """Per member, partitions / lag under each strategy, side by side."""
     rows = shown_plans(gp)
@@ -217,10 +221,8 @@ def plan_members_table(gp: GroupPlans) -> Table:
     labels = member_labels(m.id for m in gp.group.members)
     _member_column(table, labels)
     for plan in rows:
-        never = plan.strategy in gp.unsettled
-        heading = f"{plan.strategy} {NEVER_SETTLES}" if never else plan.strategy
         # a cell on one line; a strategy's name folded rather than cut when space is short
-        table.add_column(heading, justify="right", overflow="fold")
+        table.add_column(_settled_name(gp, plan.strategy), justify="right", overflow="fold")
     _caption(table, [labels.note] + ([_NEVER_SETTLES_LEGEND] if gp.unsettled else []))
     loads = [{m.member_id: m for m in plan.metrics.members} for plan in rows]
     for member in gp.group.members:
