@@ -145,6 +145,14 @@ MAX_SPLITS = 1_000
 CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
 CATCH_UP_GAIN = 0.0005
+#: The catch-up rounds run twice: first without restarts, each plan its deterministic starts
+#: only, until T stops falling; then on from there with this many times each plan's restarts'
+#: budget (:func:`restart_work`). Where the rounds end depends on the local optima of the plans
+#: on the way; with the restarts every round (1 time the budget) the slowest member ended 2-3%
+#: above the optimum on 4 of bench/quality.py's 229 catch-up groups, and 9.5% above on one of
+#: 77 groups from seed 1,000. Spent where T has nearly settled, 3 times the budget took every
+#: one of them within 0.6%, in about the time of the restarts every round (docs/strategies.md).
+CATCH_UP_RESTARTS = 3
 #: from this many members on, a group where no topic gives any member more than one partition
 #: is constructed on arrays (:func:`_construct_one_each`)
 ONE_EACH_ARRAYS_FROM = 256
@@ -264,6 +272,9 @@ class _State:
     global_ceil: int = 0
     #: ``held`` has every topic's holdings, ``placed`` ones included
     materialized: bool = False
+    #: work units the construction took beyond one per partition placed (see
+    #: :data:`WORK_BASE`): :func:`_place_earliest` looks at every member that could take each
+    extra_work: int = 0
 
     def materialize(self) -> None:
         """Write ``placed`` into ``held`` (what the reads wrote stays as it is)."""
@@ -815,23 +826,37 @@ def _place(
     room: dict[tuple[int, int], int],
     heat: Callable[[tuple[float, TopicPartition]], float] = lambda item: item[0],
     tie: Sequence[float] | None = None,
+    earliest: bool = False,
 ) -> None:
-    """Hottest first (LPT), each partition to the least-loaded member with room for its topic.
+    """Hottest first (LPT), each partition to the least-loaded member with room for its topic;
+    ``earliest``: to the member with room that would be done with it soonest
+    (:func:`_place_earliest`).
 
     ``heat`` orders the partitions and ``tie`` breaks ties between members; restarts perturb
     both to reach other local optima (which member takes the hottest partition, say)."""
+    # TopicPartition.sort_key's order, with each topic's key made once: an encode per partition
+    # was a tenth of a construction on 10,000 partitions
+    names = [java_order(topic.name) for topic in state.topics]
+    ordered = sorted(items, key=lambda e: (-heat(e[1]), names[e[0]], e[1][1].partition))
+    place = _place_earliest if earliest else _place_least_loaded
+    place(state, ordered, room, state.tie if tie is None else tie)
+
+
+def _place_least_loaded(
+    state: _State,
+    ordered: list[tuple[int, tuple[float, TopicPartition]]],
+    room: dict[tuple[int, int], int],
+    tie: Sequence[float],
+) -> None:
+    """:func:`_place`'s partitions, in their order, each to the least-loaded member with room."""
     load, count = state.load, state.count
-    tie = state.tie if tie is None else tie
     heaps = [
         [(load[m], count[m], tie[m], m) for m in topic.subscribers if room[(t, m)]]
         for t, topic in enumerate(state.topics)
     ]
     for heap in heaps:
         heapq.heapify(heap)
-    # TopicPartition.sort_key's order, with each topic's key made once: an encode per partition
-    # was a tenth of a construction on 10,000 partitions
-    names = [java_order(topic.name) for topic in state.topics]
-    for t, item in sorted(items, key=lambda e: (-heat(e[1]), names[e[0]], e[1][1].partition)):
+    for t, item in ordered:
         heap = heaps[t]
         while True:
             # Entries go stale when their member takes a partition of another topic; loads only
@@ -846,6 +871,38 @@ def _place(
             heapq.heappush(heap, (load[m], count[m], tie[m], m))
 
 
+def _place_earliest(
+    state: _State,
+    ordered: list[tuple[int, tuple[float, TopicPartition]]],
+    room: dict[tuple[int, int], int],
+    tie: Sequence[float],
+) -> None:
+    """:func:`_place`'s partitions, in their order, by the rule for uniform machines (members
+    of different speeds): each to the member with room that would be done with it soonest, its
+    load plus the partition's weight at its speed, not the least loaded. A fast member may so
+    take a second hot partition before a slow one takes its first: on tight groups near
+    capacity (bench/quality.py's catch-up suite, hot-partitions #29) the plans within 1% of the
+    optimum look like that, and searches from least-loaded starts never reached them.
+
+    Every subscriber with room is looked at for every partition (counted in ``extra_work``):
+    restarts, the only user, run on groups of up to :data:`RESTART_LIMIT` partitions."""
+    load, count, scale = state.load, state.count, state.scale
+    looked = 0
+    for t, item in ordered:
+        weight = item[0]
+        best = -1
+        best_key = (math.inf, 0, 0.0)
+        for m in state.topics[t].subscribers:
+            if room[(t, m)]:
+                key = (load[m] + weight * scale[m], count[m], tie[m])
+                if best < 0 or key < best_key:
+                    best, best_key = m, key
+        looked += len(state.topics[t].subscribers)
+        state.give(t, best, item)
+        room[(t, best)] -= 1
+    state.extra_work += max(looked - len(ordered), 0)
+
+
 def _construct_global(state: _State) -> None:
     """All partitions hottest first, with the rooms (who holds each topic's ceilings) fixed
     first so that counts stay balanced."""
@@ -855,14 +912,16 @@ def _construct_global(state: _State) -> None:
 
 def _construct_perturbed(state: _State, rng: random.Random) -> None:
     """Like :func:`_construct_global` with shuffled ceilings and member ties, and partition
-    heat jittered by up to ±25%: a restart that lands in another local optimum."""
+    heat jittered by up to ±25%: a restart that lands in another local optimum. Members of
+    different speeds are placed by :func:`_place_earliest`."""
     noise = {
         item[1]: rng.uniform(0.75, 1.25) for topic in state.topics for item in topic.partitions
     }
     tie = [rng.random() for _ in state.load]
     items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
     heat = lambda item: item[0] * noise[item[1]]  # noqa: E731
-    _place(state, items, _quotas(state, {}, tie), heat=heat, tie=tie)
+    room = _quotas(state, {}, tie)
+    _place(state, items, room, heat=heat, tie=tie, earliest=not state.uniform)
 
 
 def _perturbed_start(seed: int) -> Callable[[_State], None]:
@@ -1638,9 +1697,11 @@ def _balanced_state(
     search_budget: int,
     speeds: Mapping[str, float] | None,
     work: _Work | None = None,
+    restart_factor: int = 1,
 ) -> _State:
     """The plan :func:`balance` makes. ``work``: a budget shared with other plans (those of
-    :func:`catch_up_plan`), spent by this one; without it the plan has a budget of its own."""
+    :func:`catch_up_plan`), spent by this one; without it the plan has a budget of its own.
+    ``restart_factor``: the restarts get that many times :func:`restart_work`."""
     scale = _scale(group, speeds)
     topics = _topics(group, weights)
     size = sum(t.size for t in topics)
@@ -1718,18 +1779,18 @@ def _balanced_state(
         construct(state)
         start = (tuple(state.load), tuple(state.count))
         if start in seen:
-            return None, size
+            return None, size + state.extra_work
         seen.add(start)
         search = _Search(state, budget)
         search.run(target=bound)
-        return state, size + budget - search.budget
+        return state, size + state.extra_work + budget - search.budget
 
     # Different starting points reach different local optima; keep the best. The deterministic
     # starts search in full (up to their share of search_budget); then restarts, seeded by
     # their number, while restart_work(size) lasts: on small groups, where a single local
     # optimum can be a few percent off and a search is cheap, there are many.
     best: _State | None = None
-    left = restart_work(size) if size <= RESTART_LIMIT else 0
+    left = restart_work(size) * restart_factor if size <= RESTART_LIMIT else 0
     if work is not None:
         # the shared budget: each start searches at most its share of what is left
         budget = min(budget, work.search)
@@ -2073,9 +2134,10 @@ def catch_up_plan(
     3. **Rounds:** with T the largest T_m so far, weigh ``lag + T × rate_in`` again. Each
        round's plan is at least as good as the last, and a better one lowers T for the next
        (Dinkelbach's method for a largest ratio). Rounds end when T stops falling, after
-       :data:`CATCH_UP_ROUNDS`; on groups above :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions
-       the start is the answer (there, a lag plan is one partition of thousands per member,
-       and a round would double the time).
+       :data:`CATCH_UP_ROUNDS`. They run without restarts first, then on from where they
+       ended with :data:`CATCH_UP_RESTARTS` times the restarts' budget. On groups above
+       :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions the start is the answer (there, a lag plan
+       is one partition of thousands per member, and a round would double the time).
 
     The counts are those of :func:`balance` in every step. Stickiness is judged on the
     catch-up time: the steps above plan afresh, and owned partitions then stay where they are
@@ -2169,8 +2231,11 @@ def catch_up_plan(
         weights: _Column,
         owned: Mapping[TopicPartition, str] | None = None,
         within: float = tolerance,
+        restart_factor: int = 1,
     ) -> _State:
-        return _balanced_state(group, weights, owned, within, search_budget, speeds, work)
+        return _balanced_state(
+            group, weights, owned, within, search_budget, speeds, work, restart_factor
+        )
 
     # Start from all members finishing together, a time no plan beats; only if that plan
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
@@ -2185,17 +2250,18 @@ def catch_up_plan(
         best = plan_for(rates())
         best_time = slowest(best)
     rounds = CATCH_UP_ROUNDS if len(totals.partitions) <= GLOBAL_CONSTRUCTION_LIMIT else 0
-    for _ in range(rounds):
-        if not 0 < best_time < math.inf:
-            break  # falls behind whatever the search tried, or nothing to catch up on
-        plan = plan_for(weighed(best_time))
-        time = slowest(plan)
-        if time >= best_time:
-            break
-        gained = time < best_time * (1 - CATCH_UP_GAIN)
-        best, best_time = plan, time
-        if not gained:
-            break
+    for restart_factor in (0, CATCH_UP_RESTARTS) if rounds else ():
+        for _ in range(rounds):
+            if not 0 < best_time < math.inf:
+                break  # falls behind whatever the search tried, or nothing to catch up on
+            plan = plan_for(weighed(best_time), restart_factor=restart_factor)
+            time = slowest(plan)
+            if time >= best_time:
+                break
+            gained = time < best_time * (1 - CATCH_UP_GAIN)
+            best, best_time = plan, time
+            if not gained:
+                break
     if owners:
         # Staying is judged by the catch-up time itself: near capacity, loads (L + T·I) ÷ C
         # within 5% of the fresh plan's can mean a catch-up time several times longer. And
