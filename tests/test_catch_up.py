@@ -371,9 +371,9 @@ ONCE_ABOVE = (
 @pytest.mark.slow
 @pytest.mark.parametrize("family,seed", ONCE_ABOVE)
 def test_within_one_percent_where_the_rounds_once_stopped_short(family, seed):
-    """HiGHS proves that no plan has every member catch up within 1% less time than
-    `balanced`'s slowest member takes: its plan is within 1% of the optimum (one feasibility
-    problem, L_m + T·I_m ≤ T·C_m at that T, found infeasible)."""
+    """HiGHS proves that no plan with `balanced`'s count guarantees has every member catch up
+    within T = `balanced`'s slowest time ÷ 1.01 (one feasibility problem, L_m + T·I_m ≤ T·C_m
+    and I_m < C_m, found infeasible): its plan is within 1% of the optimum."""
     [sample] = [
         s for s in catch_up_suite(1, first_seed=seed, max_partitions=60) if s.family == family
     ]

@@ -116,7 +116,8 @@ VECTOR_SPLITS = 64
 #: before.
 DOUBLE_SWAPS_TOP_ONLY = 50_000
 #: The work budget of the restarts (perturbed constructions, each searched), in work units:
-#: candidate exchanges the search examines, plus one per partition a construction places.
+#: candidate exchanges the search examines, plus one per partition a construction places
+#: (and, placing by earliest completion, one per further member it looks at: _place_earliest).
 #: Restarts run one after the other while the work they have spent is below
 #: :func:`restart_work`: WORK_BASE + WORK_SMALL ÷ partitions, at most WORK_MOST. An anytime
 #: search: it stops at the lower bound or when the budget is spent (a restart cut short by it
@@ -140,8 +141,9 @@ STALE_RESTARTS = 8
 RESTART_LIMIT = 3_000
 #: pairs of members whose shared partitions split more ways than this are not split exhaustively
 MAX_SPLITS = 1_000
-#: catch-up rounds at most after the first plan (each one re-weighs partitions by the best
-#: catch-up time so far); none on groups above GLOBAL_CONSTRUCTION_LIMIT partitions
+#: catch-up rounds at most after the first plan, in each of their two runs (each one re-weighs
+#: partitions by the best catch-up time so far; see CATCH_UP_RESTARTS); none on groups above
+#: GLOBAL_CONSTRUCTION_LIMIT partitions
 CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
 CATCH_UP_GAIN = 0.0005
@@ -151,7 +153,8 @@ CATCH_UP_GAIN = 0.0005
 #: on the way; with the restarts every round (1 time the budget) the slowest member ended 2-3%
 #: above the optimum on 4 of bench/quality.py's 229 catch-up groups, and 9.5% above on one of
 #: 77 groups from seed 1,000. Spent where T has nearly settled, 3 times the budget took every
-#: one of them within 0.6%, in about the time of the restarts every round (docs/strategies.md).
+#: one of them within 0.6%, in up to 1.2 times the time on groups of up to 200 partitions
+#: (1.6-1.9 times on one of 3,000 partitions on 1,000 members; docs/strategies.md).
 CATCH_UP_RESTARTS = 3
 #: from this many members on, a group where no topic gives any member more than one partition
 #: is constructed on arrays (:func:`_construct_one_each`)
@@ -884,8 +887,8 @@ def _place_earliest(
     capacity (bench/quality.py's catch-up suite, hot-partitions #29) the plans within 1% of the
     optimum look like that, and searches from least-loaded starts never reached them.
 
-    Every subscriber with room is looked at for every partition (counted in ``extra_work``):
-    restarts, the only user, run on groups of up to :data:`RESTART_LIMIT` partitions."""
+    Every subscriber of a partition's topic is looked at (counted in ``extra_work``): restarts,
+    the only user, run on groups of up to :data:`RESTART_LIMIT` partitions."""
     load, count, scale = state.load, state.count, state.scale
     looked = 0
     for t, item in ordered:
@@ -898,6 +901,7 @@ def _place_earliest(
                 if best < 0 or key < best_key:
                     best, best_key = m, key
         looked += len(state.topics[t].subscribers)
+        assert best >= 0, "the quotas leave room for every partition"
         state.give(t, best, item)
         room[(t, best)] -= 1
     state.extra_work += max(looked - len(ordered), 0)
@@ -2133,9 +2137,9 @@ def catch_up_plan(
        is the answer.
     3. **Rounds:** with T the largest T_m so far, weigh ``lag + T × rate_in`` again. Each
        round's plan is at least as good as the last, and a better one lowers T for the next
-       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling, after
-       :data:`CATCH_UP_ROUNDS`. They run without restarts first, then on from where they
-       ended with :data:`CATCH_UP_RESTARTS` times the restarts' budget. On groups above
+       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling, or after
+       :data:`CATCH_UP_ROUNDS`. They run twice: without restarts first, then on from where
+       they ended with :data:`CATCH_UP_RESTARTS` times the restarts' budget. On groups above
        :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions the start is the answer (there, a lag plan
        is one partition of thousands per member, and a round would double the time).
 
