@@ -598,7 +598,7 @@ def test_a_run_not_drained_by_the_horizon_reads_the_same_in_table_and_charts():
 #: bench/drain.py's churn groups (capacities up to sixfold apart, and one up to twofold) whose
 #: cooperative rebalance under time-aware balanced ran to the simulator's cap of 50 rounds, each
 #: round moving partitions again (a rebalance storm in Kafka), so that they never drained; eager
-#: balanced drained them. Now its rebalances take at most 5 and 3, 3 and 13, 10, and 2 and 2
+#: balanced drained them. Now its rebalances take at most 5 and 3, 3 and 13, 10, and 3 and 3
 #: rounds, and all four drain.
 STORMED = (("single-topic", 8, 6), ("offsets", 0, 6), ("offsets", 6, 6), ("offsets", 5, 2))
 

@@ -276,7 +276,8 @@ class _State:
     #: ``held`` has every topic's holdings, ``placed`` ones included
     materialized: bool = False
     #: work units the construction took beyond one per partition placed (see
-    #: :data:`WORK_BASE`): :func:`_place_earliest` looks at every member that could take each
+    #: :data:`WORK_BASE`): :func:`_place_earliest` looks at every subscriber of each
+    #: partition's topic
     extra_work: int = 0
 
     def materialize(self) -> None:
@@ -883,9 +884,9 @@ def _place_earliest(
     """:func:`_place`'s partitions, in their order, by the rule for uniform machines (members
     of different speeds): each to the member with room that would be done with it soonest, its
     load plus the partition's weight at its speed, not the least loaded. A fast member may so
-    take a second hot partition before a slow one takes its first: on tight groups near
-    capacity (bench/quality.py's catch-up suite, hot-partitions #29) the plans within 1% of the
-    optimum look like that, and searches from least-loaded starts never reached them.
+    take a second hot partition before a slow one takes its first: on a tight group near
+    capacity (bench/quality.py's catch-up suite, hot-partitions #29) the optimum's plan does,
+    and searches from least-loaded starts never reached it.
 
     Every subscriber of a partition's topic is looked at (counted in ``extra_work``): restarts,
     the only user, run on groups of up to :data:`RESTART_LIMIT` partitions."""
