@@ -294,6 +294,26 @@ def where(nodes: int) -> str:
     )
 
 
+def markdown_head(columns: Sequence[str]) -> list[str]:
+    """The header and rule of a Markdown table of ``columns`` (the first one a label)."""
+    return ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
+
+
+def add_row(table: Table, lines: list[str], cells: Sequence[str]) -> None:
+    """A row of ``cells`` added to the printed ``table`` and to the Markdown ``lines``."""
+    table.add_row(*cells)
+    lines.append("| " + " | ".join(cells) + " |")
+
+
+def setup_sentence(setup: dict[str, Any]) -> str:
+    """What setting each scale up took (:func:`setup`)."""
+    return (
+        "Setup per scale (creating the topics until every partition has a leader; with "
+        "producing and committing): "
+        + ", ".join(f"{s}: {v['topics_s']} s / {v['setup_s']} s" for s, v in setup.items())
+    )
+
+
 def render(result: dict[str, Any]) -> tuple[Table, str]:
     contenders = result["contenders"]
     table = Table(
@@ -319,8 +339,7 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
         f"p50 over p50. Load average {result['load_before']} before and {result['load_after']} "
         f"after, on {result['machine']['cpus']} cores shared with other work.",
         "",
-        "| " + " | ".join(columns) + " |",
-        "|" + "---:|" * len(columns),
+        *markdown_head(columns),
     ]
     for row in result["summary"]:
         cells = [f"{row['partitions']:,}"]
@@ -329,15 +348,10 @@ def render(result: dict[str, Any]) -> tuple[Table, str]:
             if name.startswith("lagassign") or name == "kafka-python":
                 cells.append(ms(row[name]["cpu_p50"]))
         cells += [f"{row[r]:.2f}×" for r in ratios]
-        table.add_row(*cells)
-        lines.append("| " + " | ".join(cells) + " |")
+        add_row(table, lines, cells)
     lines += [
         "",
-        "Setup per scale (creating the topics until every partition has a leader; with "
-        "producing and committing): "
-        + ", ".join(
-            f"{s}: {v['topics_s']} s / {v['setup_s']} s" for s, v in result["setup"].items()
-        )
+        setup_sentence(result["setup"])
         + f". Broker CPU {result['broker_cpu_s_during_measure']} s over the "
         f"{result['measure_s']} s measured"
         + (

@@ -5,6 +5,10 @@ assignments as our :class:`Assignment` (members in group order, partitions in th
 listed them). The jars come from ``tests/java/pom.xml`` into ``.cache/java-reference/lib``;
 :func:`ensure_jars` fetches them with Maven when they are missing, so a clean clone works.
 
+Kafka's command-line tools (``tests/java/tools/pom.xml``, into ``.cache/kafka-tools/lib``) are
+the reference for ``lagassign describe``: :func:`kafka_tool` runs one, such as
+``kafka-consumer-groups`` (:data:`CONSUMER_GROUPS`), fetching the jars alike.
+
 When Java or Maven is missing, :class:`JavaReferenceUnavailable` is raised: the differential
 tests turn it into a failure rather than a skip, so that a CI run without Java is not green.
 """
@@ -24,6 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 POM = ROOT / "tests" / "java" / "pom.xml"
 HARNESS = ROOT / "tests" / "java" / "AssignorHarness.java"
 LIB = ROOT / ".cache" / "java-reference" / "lib"
+TOOLS_POM = ROOT / "tests" / "java" / "tools" / "pom.xml"
+TOOLS_LIB = ROOT / ".cache" / "kafka-tools" / "lib"
+#: the class behind ``kafka-consumer-groups.sh``
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky")
 _ABSENT = "!"
 
@@ -41,33 +49,47 @@ class JavaAssignorError(RuntimeError):
         self.trace = trace
 
 
-def mvn_copy_command(lib: Path = LIB) -> list[str]:
-    """The one Maven call that puts the reference jars into ``lib`` (also used by CI set-up)."""
+def mvn_copy_command(lib: Path = LIB, pom: Path = POM) -> list[str]:
+    """The one Maven call that puts the jars ``pom`` pins into ``lib`` (also used by CI
+    set-up, scripts/java-reference.sh)."""
     return [
-        "mvn", "-B", "-q", "-f", str(POM), "dependency:copy-dependencies",
+        "mvn", "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
         "-DincludeScope=runtime", f"-DoutputDirectory={lib}",
     ]
 
 
-def _have_jars() -> bool:
-    return any(LIB.glob("kafka-clients-*.jar"))
-
-
-def ensure_jars() -> Path:
-    """Make sure Java and the jars are there, fetching the jars with Maven if needed."""
+def ensure_jars(pom: Path = POM, lib: Path = LIB, jar: str = "kafka-clients-*.jar") -> Path:
+    """Make sure Java and the jars ``pom`` pins are in ``lib`` (``jar``: one of them),
+    fetching them with Maven if needed."""
     if shutil.which("java") is None:
         raise JavaReferenceUnavailable("`java` (17 or newer) is not on PATH")
-    if not _have_jars():
+    if not any(lib.glob(jar)):
         if shutil.which("mvn") is None:
             raise JavaReferenceUnavailable(
-                f"the kafka-clients jars are not in {LIB} and `mvn` is not on PATH to fetch them"
+                f"the jars of {pom} are not in {lib} and `mvn` is not on PATH to fetch them"
             )
-        done = subprocess.run(mvn_copy_command(), capture_output=True, text=True, check=False)
-        if done.returncode != 0 or not _have_jars():
+        command = mvn_copy_command(lib, pom)
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not any(lib.glob(jar)):
             raise JavaReferenceUnavailable(
-                f"fetching the kafka-clients jars failed:\n{done.stdout}\n{done.stderr}"
+                f"fetching the jars of {pom} failed:\n{done.stdout}\n{done.stderr}"
             )
-    return LIB
+    return lib
+
+
+def kafka_tool(
+    main_class: str, args: Sequence[str], timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
+    """One of Kafka's command-line tools (``main_class``, e.g. :data:`CONSUMER_GROUPS`) run
+    with ``args`` in a JVM of its own, as its ``bin/*.sh`` script runs it."""
+    lib = ensure_jars(TOOLS_POM, TOOLS_LIB, "kafka-tools-*.jar")
+    return subprocess.run(
+        ["java", "-cp", str(lib / "*"), main_class, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def kafka_clients_version() -> str:

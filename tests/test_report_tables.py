@@ -287,12 +287,59 @@ def test_describe_tables_explain_their_dashes():
         [topic], [Member("m", frozenset({"t"}), owned=(topic.partitions[0].tp,))],
         id="g", auto_offset_reset="earliest",
     )  # fmt: skip
-    text = rendered(describe_table(owned, group_lags(owned), "Stable"))
+    text = printed(describe_table(owned, group_lags(owned), "Stable"))
     assert "current offset -: the group has committed none, so the lag follows " \
         "auto.offset.reset earliest" in text
     assert "member, host, client id -: no member owns the partition" in text
-    lines = rendered(describe_members_table(Group.of([topic], [], id="g"), ())).splitlines()
+    lines = printed(describe_members_table(Group.of([topic], [], id="g"), ())).splitlines()
     assert (lines[0], lines[-1]) == ("group g: members", "none now")
+
+
+def printed(renderable, width: int = 1000) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, markup=False, file=io.StringIO())
+    console.print(renderable, crop=False)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_describe_prints_a_row_per_partition_whole_as_kafka_consumer_groups_does():
+    """Columns aligned under their headers (numbers to the right), every row on one line
+    however narrow the console, title and caption wrapped at its width."""
+    from lagassign.lag_rules import group_lags
+    from lagassign.model import Group, Member, Offsets, Partition, Topic
+    from lagassign.report.member_ids import member_labels
+    from lagassign.report.tables import describe_table
+
+    topic = Topic("orders", tuple(
+        Partition("orders", p, offsets=Offsets(0, 1_000 * (p + 1), 10 * p)) for p in range(12)
+    ))  # fmt: skip
+    member = Member("consumer-orders-1-3f2a5b7c-1111-2222-3333-444455556666",
+                    frozenset({"orders"}), owned=tuple(p.tp for p in topic.partitions[:6]),
+                    host="/10.0.0.7", client_id="consumer-orders-1")  # fmt: skip
+    group = Group.of([topic], [member], id="g")
+    lines = [
+        line.rstrip()
+        for line in printed(describe_table(group, group_lags(group), "Stable"), 40).splitlines()
+    ]
+    assert lines[0] == "group g (Stable): 1 members, 12"
+    assert lines[1] == "partitions, total lag 77,340"
+    header, rule, *rows = lines[2:16]
+    assert header.split() == ["topic", "partition", "current", "offset", "log", "end", "offset",
+                              "lag", "member", "host", "client", "id"]  # fmt: skip
+    assert set(rule) == {"-", " "} and len(rule) > 40  # wider than the console, not cut
+    assert all(len(line) <= len(rule) for line in [header, *rows])
+    assert [row.split()[:5] for row in rows] == [
+        ["orders", str(p), f"{10 * p:,}", f"{1_000 * (p + 1):,}", f"{1_000 * (p + 1) - 10 * p:,}"]
+        for p in range(12)
+    ]
+    # right-aligned numbers end where their header ends; owners and dashes beside them
+    lag_end = header.index("lag") + len("lag")
+    assert all(row[:lag_end].endswith(row.split()[4]) for row in rows)
+    label = member_labels([member.id])[member.id]
+    assert rows[0].split()[5:] == [label, "/10.0.0.7", "consumer-orders-1"]
+    assert rows[11].split()[5:] == ["-", "-", "-"]
+    assert "member, host, client id -: no member owns the partition" in " ".join(lines[16:])
 
 
 def test_assign_of_a_group_without_members_says_so_and_long_lists_say_how_many_more(tmp_path):

@@ -565,10 +565,12 @@ def _run_describe(args: argparse.Namespace, console: Console) -> None:
     if args.format == "json":
         print(json.dumps(_describe_json(snapshot, lags, loads)))
         return
-    from lagassign.report.tables import describe_members_table, describe_table, detached
+    from lagassign.report.tables import describe_members_table, describe_table
 
-    console.print(detached(describe_table(group, lags, snapshot.state)))
-    console.print(detached(describe_members_table(group, loads)))
+    # whole lines, as kafka-consumer-groups prints them (PlainTable)
+    console.print(describe_table(group, lags, snapshot.state), crop=False)
+    console.print()
+    console.print(describe_members_table(group, loads), crop=False)
 
 
 #: how wide tables may grow when stdout is not a terminal: a file or a pipe has no width to
