@@ -468,3 +468,21 @@ def test_a_strategy_that_withholds_nothing_gets_no_unassigned_column(tmp_path):
     out = lagassign("plan", "--input", "examples/seed000-lag.json")
     assert out.returncode == 0, out.stderr
     assert "unassigned" not in out.stdout and "round 1" not in out.stdout
+
+
+def test_describe_aligns_client_ids_in_any_script_by_their_width_on_screen():
+    from wcwidth import wcswidth
+
+    from lagassign.metrics import MemberLoad
+    from lagassign.model import Group, Member, Offsets, Partition, Topic
+    from lagassign.report.tables import describe_members_table
+
+    topic = Topic("t", (Partition("t", 0, offsets=Offsets(0, 5, 1)),))
+    members = [Member("a", frozenset({"t"}), client_id="消费者-1"),
+               Member("b", frozenset({"t"}), client_id="reader-2")]  # fmt: skip
+    loads = [MemberLoad("a", 1, 4), MemberLoad("b", 0, 0)]
+    lines = printed(describe_members_table(Group.of([topic], members, id="g"), loads))
+    header, _, first, second = lines.splitlines()[1:5]
+    # the lag column ends at the same place on screen in every line
+    ends = {wcswidth(line.rstrip()) for line in (header, first, second)}
+    assert len(ends) == 1, (header, first, second)
