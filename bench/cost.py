@@ -14,7 +14,10 @@ Two tables, every strategy timed on the same groups one after the other, in one 
 ``--before REV`` times `balanced` as it was at git revision REV too, as ``balanced@REV``
 (bench/quality.py's ``balanced_at``), on the same groups in the same run. Where `balanced` runs
 compiled (scripts/compile.py), its source is timed beside it as ``balanced (interpreted)``, as
-is ``balanced@REV``: that row is against the interpreted one.
+is ``balanced@REV``: that row is against the interpreted one. ``balanced time-aware`` is
+`balanced` on the same groups given produce rates and member capacities
+(``samples.with_rates``), where it plans for catch-up time (issue 12: within the lag search's
+work budget, so the same targets).
 
 Prints the tables and writes bench/results/cost.json and cost.md, with the machine's load
 (``os.getloadavg``) before and after.
@@ -38,11 +41,14 @@ from rich.console import Console
 from rich.table import Table
 
 from lagassign.model import Group, Member, Partition, Topic, TopicPartition
+from lagassign.samples import with_rates
 from lagassign.strategies import compiled, create, interpreted, names
 from lagassign.strategies.base import Strategy
 
 RESULTS = Path(__file__).parent / "results"
 SIZES = (24, 100, 1_000)
+#: `balanced` on the groups with produce rates and member capacities (samples.with_rates)
+TIME_AWARE = "balanced time-aware"
 
 
 def _skewed(rng: random.Random, scale: float) -> int:
@@ -133,7 +139,12 @@ def main() -> None:
     runs += [(f"{n:,}", args.per_size if n < 1_000 else args.large, (n, n)) for n in SIZES]
     for label, count, size in runs:
         print(f"{label} partitions, {count} groups", file=sys.stderr)
-        seconds = timed([ordinary(seed, size) for seed in range(count)], strategies)
+        groups = [ordinary(seed, size) for seed in range(count)]
+        seconds = timed(groups, strategies)
+        # the same groups with produce rates and member capacities: `balanced` plans for
+        # catch-up time (built before the clock starts, as every group is)
+        rated = [with_rates(group, seed) for seed, group in enumerate(groups)]
+        seconds |= timed(rated, {TIME_AWARE: strategies["balanced"]})
         results[label] = {name: quantiles(*values) for name, values in seconds.items()}
     after = load()
     counts = {label: count for label, count, _ in runs}
@@ -146,7 +157,10 @@ def main() -> None:
         f"{os.cpu_count()} cores; {time.perf_counter() - started:.0f} s in all. Wall clock, and "
         "the process's CPU time, which a loaded machine inflates less (on an idle one they "
         f"agree). `balanced`: {build()}"
-        + (", its source beside it as interpreted." if compiled("balanced") else "."),
+        + (", its source beside it as interpreted." if compiled("balanced") else ".")
+        + f" `{TIME_AWARE}`: `balanced` on the same groups with produce rates and member "
+        "capacities up to sixfold apart (`samples.with_rates`, as in bench/speed.py), so it "
+        "plans for catch-up time.",
         "",
         "| partitions | groups | strategy | median ms | p95 ms | max ms "
         "| CPU median ms | CPU p95 ms | CPU max ms |",
