@@ -48,7 +48,13 @@ from offsets import (
 )
 from rich.table import Table
 
-from tests.javaref import CONSUMER_GROUPS, TOOLS_LIB, TOOLS_POM, ensure_jars
+from tests.javaref import (
+    CONSUMER_GROUPS,
+    TOOLS_LIB,
+    TOOLS_POM,
+    ensure_jars,
+    kafka_tool_command,
+)
 from tests.kafka.test_offsets import running_group
 
 CONTENDERS = ("lagassign (table)", "lagassign (json)", "kafka-consumer-groups")
@@ -57,9 +63,9 @@ LAGASSIGN = Path(sys.executable).with_name("lagassign")
 
 def command(name: str, bootstrap: str, group: str) -> list[str]:
     if name == "kafka-consumer-groups":
-        tools = ensure_jars(TOOLS_POM, TOOLS_LIB, "kafka-tools-*.jar")
-        return ["java", "-cp", str(tools / "*"), CONSUMER_GROUPS,
-                "--bootstrap-server", bootstrap, "--describe", "--group", group]  # fmt: skip
+        return kafka_tool_command(
+            CONSUMER_GROUPS, ["--bootstrap-server", bootstrap, "--describe", "--group", group]
+        )
     shown = ["--format", "json"] if name.endswith("(json)") else []
     return [str(LAGASSIGN), "describe", "--bootstrap-server", bootstrap, "--group", group, *shown]
 

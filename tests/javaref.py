@@ -77,14 +77,20 @@ def ensure_jars(pom: Path = POM, lib: Path = LIB, jar: str = "kafka-clients-*.ja
     return lib
 
 
+def kafka_tool_command(main_class: str, args: Sequence[str]) -> list[str]:
+    """The command that runs one of Kafka's command-line tools (``main_class``, e.g.
+    :data:`CONSUMER_GROUPS`) with ``args`` in a JVM of its own, as its ``bin/*.sh`` script
+    runs it; the jars fetched first if need be."""
+    lib = ensure_jars(TOOLS_POM, TOOLS_LIB, "kafka-tools-*.jar")
+    return ["java", "-cp", str(lib / "*"), main_class, *args]
+
+
 def kafka_tool(
     main_class: str, args: Sequence[str], timeout: float = 120.0
 ) -> subprocess.CompletedProcess[str]:
-    """One of Kafka's command-line tools (``main_class``, e.g. :data:`CONSUMER_GROUPS`) run
-    with ``args`` in a JVM of its own, as its ``bin/*.sh`` script runs it."""
-    lib = ensure_jars(TOOLS_POM, TOOLS_LIB, "kafka-tools-*.jar")
+    """One of Kafka's command-line tools run (:func:`kafka_tool_command`), its output kept."""
     return subprocess.run(
-        ["java", "-cp", str(lib / "*"), main_class, *args],
+        kafka_tool_command(main_class, args),
         capture_output=True,
         text=True,
         timeout=timeout,
