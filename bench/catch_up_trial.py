@@ -1,0 +1,181 @@
+"""A quick trial of a change to time-aware `balanced`: its quality against the saved HiGHS
+references and its time, beside today's, in minutes instead of bench/quality.py's quarter hour.
+
+Time-aware `balanced` trades quality for work (docs/strategies.md, "What a time-aware plan
+costs"), and a change to its rounds or restarts moves both. This runs each candidate (today's
+`balanced`, and ``--candidate``: a source file of the module or a git revision, loaded under
+another name, as bench/quality.py's ``--before`` loads one) on:
+
+* bench/quality.py's catch-up suite (``samples.catch_up_suite(60, max_partitions=60)``): the
+  slowest member's catch-up time ÷ the best plan HiGHS found for that group, as saved in
+  bench/results/quality-catch-up.json by the last ``bench/quality.py --objective catch-up`` run
+  (no solver runs here; the references are those of the same suite). Only the groups where a
+  plan keeps up count: the worst ratio, and how many are above 0.5% and 1%;
+* bench/cost.py's 200 ordinary groups of 24–200 partitions, given rates and capacities
+  (``samples.with_rates``);
+* the embedded sample fleet's groups with measured rates (src/lagassign/data/fleet), whose
+  capacities are estimated as the pipeline estimates them.
+
+Times are this process's CPU time per assignment (median, p95, total), every candidate on the
+same groups one after the other. Today's `balanced` runs as it is imported (compiled where
+scripts/compile.py built it) and from its source; a candidate always from its source, so
+compare it with ``balanced (source)``.
+
+    .venv/bin/python bench/catch_up_trial.py [--candidate FILE_OR_REV ...]
+
+Prints a table and writes bench/results/catch-up-trial.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cost import ordinary
+from quality import balanced_at
+from rich.console import Console
+from rich.table import Table
+
+from lagassign.formats.snapshot import read_snapshot
+from lagassign.formats.snapshot_rows import build_group
+from lagassign.lag_rules import group_lags
+from lagassign.metrics import evaluate
+from lagassign.model import Group
+from lagassign.samples import catch_up_suite, with_rates
+from lagassign.spark.groups import _rows
+from lagassign.spark.packing import by_group
+from lagassign.strategies import create, interpreted, unregistered
+from lagassign.strategies.base import Strategy
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+REFERENCES = RESULTS / "quality-catch-up.json"
+FLEET = ROOT / "src" / "lagassign" / "data" / "fleet" / "generated.parquet"
+
+
+def candidate(spec: str) -> Strategy:
+    """`balanced` from the source file ``spec``, or as it was at git revision ``spec``."""
+    if not Path(spec).is_file():
+        return balanced_at(spec)
+    name = "lagassign.strategies._trial_" + "".join(c if c.isalnum() else "_" for c in spec)
+    strategy: Strategy = unregistered(name, Path(spec)).BalancedAssignor()
+    return strategy
+
+
+def rated_fleet() -> list[Group]:
+    groups = []
+    for parts in by_group(list(read_snapshot(str(FLEET)))).values():
+        group = build_group([row for batch in parts for row in _rows(batch)])
+        if any(p.rate_in is not None for p in group.partitions()):
+            groups.append(group)
+    return groups
+
+
+def cpu_times(strategy: Strategy, groups: list[Group]) -> list[float]:
+    seconds = []
+    for group in groups:
+        began = time.process_time()
+        strategy.assign(group)
+        seconds.append(time.process_time() - began)
+    return seconds
+
+
+def summary(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    return {
+        "median_ms": statistics.median(ordered) * 1e3,
+        "p95_ms": ordered[math.ceil(0.95 * len(ordered)) - 1] * 1e3,
+        "total_s": sum(ordered),
+    }
+
+
+def trial(
+    strategy: Strategy,
+    references: dict[tuple[str, int], Any],
+    ordinary_groups: list[Group],
+    fleet: list[Group],
+) -> dict[str, Any]:
+    ratios, suite_seconds = [], []
+    for sample in catch_up_suite(60, max_partitions=60):
+        g = sample.group
+        began = time.process_time()
+        plan = strategy.assign(g)
+        suite_seconds.append(time.process_time() - began)
+        ref = references[(sample.family, sample.seed)]
+        if not ref["keeps_up"] or not ref["optimum"]:
+            continue
+        slowest = evaluate(g, plan, group_lags(g)).catch_up_seconds
+        ok = slowest is not None and math.isfinite(slowest)
+        ratios.append(slowest / ref["optimum"] if ok else math.inf)
+    return {
+        "groups": len(ratios),
+        "worst": max(ratios),
+        "above_half_pct": sum(r > 1.005 for r in ratios),
+        "above_1pct": sum(r > 1.01 for r in ratios),
+        "suite": summary(suite_seconds),
+        "ordinary": summary(cpu_times(strategy, ordinary_groups)),
+        "fleet": summary(cpu_times(strategy, fleet)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidate", action="append", default=[], metavar="FILE_OR_REV")
+    args = parser.parse_args()
+    saved = json.loads(REFERENCES.read_text())
+    references = {(g["family"], g["seed"]): g for g in saved["groups"]}
+    ordinary_groups = [with_rates(ordinary(seed, (24, 200)), seed) for seed in range(200)]
+    fleet = rated_fleet()
+    candidates: dict[str, Strategy] = {
+        "balanced": create("balanced"),
+        "balanced (source)": interpreted("balanced").BalancedAssignor(),
+    }
+    candidates |= {spec: candidate(spec) for spec in args.candidate}
+    before = os.getloadavg()
+    results = {}
+    for name, strategy in candidates.items():
+        print(f"{name} ...", file=sys.stderr)
+        results[name] = trial(strategy, references, ordinary_groups, fleet)
+    after = os.getloadavg()
+    columns = ["candidate", "worst ÷ HiGHS's best", "> 0.5%", "> 1%"]
+    for part in ("suite", "ordinary", "fleet"):
+        columns += [f"{part} median ms", f"{part} p95 ms", f"{part} total s"]
+    table = Table(title="time-aware balanced: quality against saved references, CPU time")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "candidate" else "right")
+    groups = next(iter(results.values()))["groups"]
+    lines = [
+        f"Time-aware `balanced`, each candidate on the same groups in one process "
+        f"(bench/catch_up_trial.py). Quality: the slowest member's catch-up time ÷ the best "
+        f"plan HiGHS found, on the {groups} groups of the catch-up suite where a plan keeps up "
+        f"(references saved by bench/quality.py --objective catch-up). CPU ms per assignment "
+        f"on the suite ({len(list(catch_up_suite(60, max_partitions=60)))} groups of up to 60 "
+        f"partitions), on {len(ordinary_groups)} ordinary groups of 24–200 partitions with "
+        f"rates, and on the sample fleet's {len(fleet)} groups with rates. Load average "
+        f"{before[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} cores.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * (len(columns) - 1),
+    ]
+    for name, r in results.items():
+        cells = [name, f"{r['worst']:.4f}", str(r["above_half_pct"]), str(r["above_1pct"])]
+        for part in ("suite", "ordinary", "fleet"):
+            q = r[part]
+            cells += [f"{q['median_ms']:.1f}", f"{q['p95_ms']:.1f}", f"{q['total_s']:.2f}"]
+        table.add_row(*cells)
+        lines.append("| " + " | ".join(cells) + " |")
+    Console().print(table)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "catch-up-trial.md").write_text("\n".join(lines) + "\n")
+    print(f"written {RESULTS / 'catch-up-trial.md'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
