@@ -32,13 +32,12 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from cost import ordinary
+from cost import ordinary, quantiles, timed
 from quality import balanced_at
 from rich.console import Console
 from rich.table import Table
@@ -48,7 +47,7 @@ from lagassign.formats.snapshot_rows import build_group
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group
-from lagassign.samples import catch_up_suite, with_rates
+from lagassign.samples import Sample, catch_up_suite, with_rates
 from lagassign.spark.groups import _rows
 from lagassign.spark.packing import by_group
 from lagassign.strategies import create, interpreted, unregistered
@@ -78,50 +77,43 @@ def rated_fleet() -> list[Group]:
     return groups
 
 
-def cpu_times(strategy: Strategy, groups: list[Group]) -> list[float]:
-    seconds = []
-    for group in groups:
-        began = time.process_time()
-        strategy.assign(group)
-        seconds.append(time.process_time() - began)
-    return seconds
-
-
-def summary(seconds: list[float]) -> dict[str, float]:
-    ordered = sorted(seconds)
-    return {
-        "median_ms": statistics.median(ordered) * 1e3,
-        "p95_ms": ordered[math.ceil(0.95 * len(ordered)) - 1] * 1e3,
-        "total_s": sum(ordered),
-    }
+def cpu(wall: list[float], seconds: list[float]) -> dict[str, float]:
+    """bench/cost.py's quantiles of the CPU time per assignment, and its total."""
+    q = quantiles(wall, seconds)
+    return {"median_ms": q["cpu_median_ms"], "p95_ms": q["cpu_p95_ms"], "total_s": sum(seconds)}
 
 
 def trial(
     strategy: Strategy,
     references: dict[tuple[str, int], Any],
+    suite: list[Sample],
     ordinary_groups: list[Group],
     fleet: list[Group],
 ) -> dict[str, Any]:
-    ratios, suite_seconds = [], []
-    for sample in catch_up_suite(60, max_partitions=60):
+    ratios: list[float] = []
+    wall: list[float] = []
+    seconds: list[float] = []
+    for sample in suite:
         g = sample.group
-        began = time.process_time()
+        began, began_cpu = time.perf_counter(), time.process_time()
         plan = strategy.assign(g)
-        suite_seconds.append(time.process_time() - began)
+        wall.append(time.perf_counter() - began)
+        seconds.append(time.process_time() - began_cpu)
         ref = references[(sample.family, sample.seed)]
         if not ref["keeps_up"] or not ref["optimum"]:
             continue
         slowest = evaluate(g, plan, group_lags(g)).catch_up_seconds
         ok = slowest is not None and math.isfinite(slowest)
         ratios.append(slowest / ref["optimum"] if ok else math.inf)
+    # (bench/cost.py's timing: every group assigned once, wall clock and CPU time)
+    others = timed(ordinary_groups, {"ordinary": strategy}) | timed(fleet, {"fleet": strategy})
     return {
         "groups": len(ratios),
         "worst": max(ratios),
         "above_half_pct": sum(r > 1.005 for r in ratios),
         "above_1pct": sum(r > 1.01 for r in ratios),
-        "suite": summary(suite_seconds),
-        "ordinary": summary(cpu_times(strategy, ordinary_groups)),
-        "fleet": summary(cpu_times(strategy, fleet)),
+        "suite": cpu(wall, seconds),
+        **{name: cpu(*values) for name, values in others.items()},
     }
 
 
@@ -131,6 +123,7 @@ def main() -> None:
     args = parser.parse_args()
     saved = json.loads(REFERENCES.read_text())
     references = {(g["family"], g["seed"]): g for g in saved["groups"]}
+    suite = list(catch_up_suite(60, max_partitions=60))
     ordinary_groups = [with_rates(ordinary(seed, (24, 200)), seed) for seed in range(200)]
     fleet = rated_fleet()
     candidates: dict[str, Strategy] = {
@@ -142,7 +135,7 @@ def main() -> None:
     results = {}
     for name, strategy in candidates.items():
         print(f"{name} ...", file=sys.stderr)
-        results[name] = trial(strategy, references, ordinary_groups, fleet)
+        results[name] = trial(strategy, references, suite, ordinary_groups, fleet)
     after = os.getloadavg()
     columns = ["candidate", "worst ÷ HiGHS's best", "> 0.5%", "> 1%"]
     for part in ("suite", "ordinary", "fleet"):
@@ -156,7 +149,7 @@ def main() -> None:
         f"(bench/catch_up_trial.py). Quality: the slowest member's catch-up time ÷ the best "
         f"plan HiGHS found, on the {groups} groups of the catch-up suite where a plan keeps up "
         f"(references saved by bench/quality.py --objective catch-up). CPU ms per assignment "
-        f"on the suite ({len(list(catch_up_suite(60, max_partitions=60)))} groups of up to 60 "
+        f"on the suite ({len(suite)} groups of up to 60 "
         f"partitions), on {len(ordinary_groups)} ordinary groups of 24–200 partitions with "
         f"rates, and on the sample fleet's {len(fleet)} groups with rates. Load average "
         f"{before[0]:.2f} before, {after[0]:.2f} after, on {os.cpu_count()} cores.",
