@@ -241,6 +241,61 @@ def wait_leaders(admin: Any, partitions: Mapping[str, int], timeout: float = 300
         time.sleep(0.5)
 
 
+def wait_every_broker_knows(
+    bootstrap: str, partitions: Mapping[str, int], timeout: float = 300.0
+) -> float:
+    """Waits until every broker of the cluster answers a Metadata request for the topics with
+    every partition led; returns the seconds waited. In a cluster of several brokers each learns
+    a new topic from the controller in its own time, and a client asks whichever broker it
+    likes: :func:`wait_leaders` hears from one of them (the two-node test of fresh-clone CI got
+    UNKNOWN_TOPIC_OR_PART from the other right after it). So this asks each broker by its id,
+    through kafka-python's connection manager, as lagassign's own reader asks."""
+    from kafka.net.manager import KafkaConnectionManager  # type: ignore[import-untyped]
+    from kafka.net.selector import NetworkSelector  # type: ignore[import-untyped]
+    from kafka.protocol.metadata import MetadataRequest  # type: ignore[import-untyped]
+
+    net = NetworkSelector(client_id="lagassign-test", slow_task_threshold_secs=None)
+    manager = KafkaConnectionManager(
+        net, bootstrap_servers=bootstrap, client_id="lagassign-test", allow_auto_create_topics=False
+    )
+    request = MetadataRequest(
+        topics=[MetadataRequest.MetadataRequestTopic(name=t) for t in partitions],
+        allow_auto_topic_creation=False,
+        min_version=4,
+        max_version=4,
+    )
+
+    async def ask(node: int) -> Any:
+        return await manager.send(request, node_id=node)
+
+    def led(response: Any) -> bool:
+        return all(
+            not t.error_code
+            and len(t.partitions) == partitions[t.name]
+            and all(not p.error_code and p.leader_id >= 0 for p in t.partitions)
+            for t in response.topics
+        )
+
+    began = time.monotonic()
+    try:
+        manager.bootstrap(timeout_ms=REQUEST_TIMEOUT_S * 1000)
+        nodes = sorted(b.node_id for b in manager.cluster.brokers())
+        waiting = set(nodes)
+        while waiting:
+            waiting = {n for n in waiting if not led(net.run(ask, n))}
+            if not waiting:
+                return time.monotonic() - began
+            if time.monotonic() - began > timeout:
+                raise BrokerError(
+                    f"brokers {sorted(waiting)} do not know every partition after {timeout:.0f} s"
+                )
+            time.sleep(0.5)
+        return time.monotonic() - began
+    finally:
+        manager.close()
+        net.close()
+
+
 def numbered(_topic: str, _partition: int, i: int) -> bytes:
     """The default record value: its number in the partition, 16 bytes."""
     return f"{i:016d}".encode()

@@ -32,6 +32,7 @@ from tests.kafka.broker import (
     commit,
     create_topics,
     produce,
+    wait_every_broker_knows,
 )
 from tests.kafka.conftest import KafkaSh
 
@@ -256,6 +257,8 @@ def test_a_two_node_cluster_serves_partitions_on_both_brokers(
         assert sorted(n.id for n in nodes.nodes) == [1, 2]
         topic = f"lagassign-test-{uuid.uuid4().hex[:12]}"
         create_topics(admin, {topic: PARTITIONS})  # and waits for every partition's leader
+        # as one broker sees it: the other may not know the topic yet
+        wait_every_broker_knows(bootstrap, {topic: PARTITIONS})
         described = admin.describe_topics(
             TopicCollection([topic]), request_timeout=REQUEST_TIMEOUT_S
         )[topic].result(timeout=REQUEST_TIMEOUT_S)
