@@ -48,6 +48,7 @@ from quality import balanced_at
 from rich.console import Console
 from rich.table import Table
 
+from lagassign.extensions import source
 from lagassign.formats.snapshot import read_snapshot
 from lagassign.formats.snapshot_rows import build_group
 from lagassign.lag_rules import group_lags
@@ -80,14 +81,14 @@ def candidate(spec: str) -> Strategy:
 
 def reference() -> Strategy:
     """Today's `balanced` from its source, with REFERENCE_RESTARTS times the restarts."""
-    module = unregistered("lagassign.strategies._trial_reference", interpreted_source())
+    # a module of its own (interpreted() keeps one for "balanced (source)"), whose constant a
+    # compiled module would not let be changed
+    module = unregistered(
+        "lagassign.strategies._trial_reference", source("lagassign.strategies.balanced")
+    )
     module.CATCH_UP_RESTARTS = REFERENCE_RESTARTS
     strategy: Strategy = module.BalancedAssignor()
     return strategy
-
-
-def interpreted_source() -> Path:
-    return ROOT / "src" / "lagassign" / "strategies" / "balanced.py"
 
 
 def slowest_times(strategy: Strategy, groups: list[Sample]) -> list[float]:
