@@ -279,9 +279,10 @@ def wait_every_broker_knows(
     began = time.monotonic()
     try:
         manager.bootstrap(timeout_ms=REQUEST_TIMEOUT_S * 1000)
-        nodes = sorted(b.node_id for b in manager.cluster.brokers())
-        waiting = set(nodes)
-        while waiting:
+        waiting = {b.node_id for b in manager.cluster.brokers()}
+        if not waiting:
+            raise BrokerError(f"{bootstrap} named no brokers")
+        while True:
             waiting = {n for n in waiting if not led(net.run(ask, n))}
             if not waiting:
                 return time.monotonic() - began
@@ -290,7 +291,6 @@ def wait_every_broker_knows(
                     f"brokers {sorted(waiting)} do not know every partition after {timeout:.0f} s"
                 )
             time.sleep(0.5)
-        return time.monotonic() - began
     finally:
         manager.close()
         net.close()
