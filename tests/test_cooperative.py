@@ -34,7 +34,7 @@ from lagassign.model import (
     newest_claims,
 )
 from lagassign.strategies import RebalanceProtocol, create, names
-from lagassign.strategies.balanced import BalancedAssignor
+from lagassign.strategies.balanced import BalancedAssignor, _MemberTotals
 from lagassign.strategies.cooperative import assign_cooperatively, in_flight, withhold
 from tests.groupgen import random_group
 
@@ -433,7 +433,8 @@ def _near_the_end() -> Group:
 def test_time_aware_balanced_prices_a_handover_by_the_round_it_goes_unread():
     """On the cooperative protocol a partition that changes owner is not read for a round
     (its owner revokes it at the round's end, its new member gets it in the follow-up), so b,
-    handed t-0, catches up no sooner than 10 s + 100 ÷ 90: the swap is slower than staying,
+    handed t-0, has 100 + 10 × 10 behind on it when it gets it, nothing else, and catches up
+    no sooner than 10 s + 200 ÷ (100 − 20) = 12.5 s: the swap is slower than staying,
     and balanced keeps what both members consume. Eager members consume nothing while the
     group rebalances: there the swap costs no extra pause, and balanced makes it, as it does
     with the pause priced at 0."""
@@ -450,6 +451,32 @@ def test_time_aware_balanced_prices_a_handover_by_the_round_it_goes_unread():
     assert BalancedAssignor().assign(group).as_lists() == swapped
     unpriced = rebalance_round(BalancedAssignor(handover_pause=0), group, consuming)
     assert unpriced.withheld == frozenset(tps("t-0", "t-2"))
+
+
+@pytest.mark.parametrize("own_backlog", [0, 6_000])
+def test_a_handover_is_priced_by_what_the_pause_adds_and_the_members_whole_inflow(own_backlog):
+    """a (100 msg/s) keeps t-1 (50 msg/s in) and is handed t-0 (no lag, 40 msg/s in) from b.
+    Unread for the 10 s pause, t-0 holds 400 when a gets it, and a reads it at 100 − 90 msg/s
+    spare: done at 10 + 400 ÷ 10 = 50 s. Priced by the handed partition's inflow alone it
+    looked done at 10 + 0 ÷ 60 = 10 s, and near the end of a drain a follow-up round preferred
+    such a handover to a partition nobody reads with 40 s of backlog (tests/test_simulate.py's
+    storm). With 6,000 behind on t-1, a is busy through the pause and catches up in 600 s
+    anyway: the handover's 50 s costs it nothing (the plan's time is the later of the two)."""
+    import numpy as np
+
+    partitions = (Partition("t", 0, lag=0, rate_in=40.0), Partition("t", 1, lag=own_backlog, rate_in=50.0))
+    group = Group.of(
+        [Topic("t", partitions)],
+        [Member("a", frozenset({"t"}), capacity=100), Member("b", frozenset({"t"}), capacity=100)],
+    )
+    totals = _MemberTotals(group)
+    backlogs = totals.column([p.lag or 0 for p in totals.partitions])
+    inflows = totals.column([p.rate_in or 0.0 for p in totals.partitions])
+    speeds = {"a": 100.0, "b": 100.0}
+    plan, now = np.array([0, 0]), np.array([1, 0])  # a gets t-0, which b consumes now
+    handed = totals.handed_over(group.members, plan, now, backlogs, inflows, speeds, 10.0)
+    assert handed == 50.0
+    assert totals.handed_over(group.members, now, now, backlogs, inflows, speeds, 10.0) == 0.0
 
 
 def test_a_handover_pause_is_a_non_negative_number():

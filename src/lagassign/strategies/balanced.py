@@ -156,6 +156,9 @@ CATCH_UP_GAIN = 0.0005
 #: one of them within 0.6%, in up to 1.2 times the time on groups of up to 200 partitions
 #: (1.6-1.9 times on one of 3,000 partitions on 1,000 members; docs/strategies.md).
 CATCH_UP_RESTARTS = 3
+#: :func:`catch_up_plan`: each time a plan keeping what members own is tried for is this many
+#: times the one before
+KEPT_LADDER = 1.5
 #: from this many members on, a group where no topic gives any member more than one partition
 #: is constructed on arrays (:func:`_construct_one_each`)
 ONE_EACH_ARRAYS_FROM = 256
@@ -2058,6 +2061,153 @@ def _exchange_free(state: _State, movable: Collection[TopicPartition], work: _Wo
             state.give(b[0], giver, b[1])
 
 
+def _settle_handovers(
+    state: _State,
+    totals: _MemberTotals,
+    current: NDArray[np.intp],
+    backlogs: NDArray[np.float64],
+    inflows: NDArray[np.float64],
+    capacity: Sequence[float],
+    pause: float,
+    work: _Work,
+    withholding: bool,
+) -> list[tuple[int, int, int, _Item, _Item | None]]:
+    """``state`` searched on each member's catch-up time with its handovers' pause priced
+    (:meth:`_MemberTotals.handed_over`), exactly as :func:`catch_up_plan` judges it: moving
+    one of the slowest member's partitions to a member of its topic, or swapping it for one
+    of theirs, while that lowers the later of the two members' times. Without
+    ``withholding``, only exchanges that take no partition from the member reading it now
+    (each such would withhold it for another round). It keeps the counts and spends
+    ``work``. Returns the exchanges made, in order: (topic, giver, taker, the partition
+    given, the one taken back or None), for :func:`_undone`.
+
+    The plans before this one are searched on loads that cannot tell a partition a member
+    reads now from one handed to it a round later: a member near its capacity and given a
+    partition that goes unread meanwhile can take many times what its load says. Here a
+    handover that costs more than it brings is undone or sent to a member with the room for
+    it (one still reading a backlog through the pause loses nothing to it).
+    """
+    state.materialize()
+    topics = state.topics
+    members = len(state.load)
+    lag, rate, now = backlogs.tolist(), inflows.tolist(), current.tolist()
+
+    def place(tp: TopicPartition) -> int:
+        start, numbered = totals.start[tp.topic]
+        return start + (tp.partition if numbered is None else numbered[tp.partition])
+
+    reads: list[list[int]] = [[] for _ in range(members)]
+    for t, topic in enumerate(topics):
+        for m in topic.subscribers:
+            reads[m].append(t)
+
+    def sums(m: int) -> tuple[float, float, float, float]:
+        """backlog and inflow of what ``m`` holds, and of what of it is handed over to it"""
+        backlog = inflow = handed_backlog = handed_inflow = 0.0
+        for t in reads[m]:
+            for _, tp in state.holds(t, m):
+                i = place(tp)
+                backlog += lag[i]
+                inflow += rate[i]
+                if 0 <= now[i] != m:
+                    handed_backlog += lag[i]
+                    handed_inflow += rate[i]
+        return backlog, inflow, handed_backlog, handed_inflow
+
+    def time(m: int, backlog: float, inflow: float, handed: float, handed_in: float) -> float:
+        done = catch_up_time(backlog, inflow, capacity[m])
+        if handed > 0 or handed_in > 0:
+            left = handed + pause * handed_in
+            done = max(done, pause + catch_up_time(left, inflow, capacity[m]))
+        return done
+
+    def may_move(t: int, giver: int, taker: int) -> bool:
+        topic = topics[t]
+        if not (
+            len(state.holds(t, giver)) > topic.floor and len(state.holds(t, taker)) < topic.ceil
+        ):
+            return False
+        return not state.identical or (
+            state.count[giver] > state.global_floor and state.count[taker] < state.global_ceil
+        )
+
+    made: list[tuple[int, int, int, _Item, _Item | None]] = []
+    totals_of = [sums(m) for m in range(members)]
+    times = [time(m, *totals_of[m]) for m in range(members)]
+    while work.search > 0:
+        slowest = max(range(members), key=lambda m: (times[m], -state.tie[m]))
+        top = times[slowest]
+        if not 0 < top < math.inf:
+            return made
+        backlog, inflow, handed, handed_in = totals_of[slowest]
+        enough = top * (1 - MIN_GAIN)
+        best: tuple[float, int, int, _Item, _Item | None] | None = None
+        for t in reads[slowest]:
+            mine = list(state.holds(t, slowest))
+            for taker in topics[t].subscribers:
+                if taker == slowest or times[taker] >= top:
+                    continue
+                theirs: list[_Item | None] = list(state.holds(t, taker))
+                if may_move(t, slowest, taker):
+                    theirs.append(None)
+                work.search -= len(mine) * len(theirs)
+                b2, i2, h2, hi2 = totals_of[taker]
+                for a in mine:
+                    i = place(a[1])
+                    a_lag, a_rate = lag[i], rate[i]
+                    a_from = 0 <= now[i] != slowest  # handed to the giver
+                    a_to = 0 <= now[i] != taker  # handed to the taker
+                    for b in theirs:
+                        gb, gi, gh, ghi = backlog - a_lag, inflow - a_rate, handed, handed_in
+                        tb, ti, th, thi = b2 + a_lag, i2 + a_rate, h2, hi2
+                        if a_from:
+                            gh, ghi = gh - a_lag, ghi - a_rate
+                        if a_to:
+                            th, thi = th + a_lag, thi + a_rate
+                        if b is not None:
+                            j = place(b[1])
+                            gb, gi, tb, ti = gb + lag[j], gi + rate[j], tb - lag[j], ti - rate[j]
+                            if 0 <= now[j] != slowest:
+                                gh, ghi = gh + lag[j], ghi + rate[j]
+                            if 0 <= now[j] != taker:
+                                th, thi = th - lag[j], thi - rate[j]
+                        if not withholding and (
+                            now[i] == slowest or (b is not None and now[j] == taker)
+                        ):
+                            continue
+                        later = max(time(slowest, gb, gi, gh, ghi), time(taker, tb, ti, th, thi))
+                        if later < enough and (best is None or later < best[0]):
+                            best = (later, taker, t, a, b)
+        if best is None:
+            return made
+        _, taker, t, a, b = best
+        _exchanged(state, t, slowest, taker, a, b)
+        made.append((t, slowest, taker, a, b))
+        for m in (slowest, taker):
+            totals_of[m] = sums(m)
+            times[m] = time(m, *totals_of[m])
+    return made
+
+
+def _exchanged(state: _State, t: int, giver: int, taker: int, a: _Item, b: _Item | None) -> None:
+    """``a`` of topic ``t`` from ``giver`` to ``taker``, and ``b`` (if any) back"""
+    state.take(t, giver, a)
+    state.give(t, taker, a)
+    if b is not None:
+        state.take(t, taker, b)
+        state.give(t, giver, b)
+
+
+def _undone(state: _State, made: Sequence[tuple[int, int, int, _Item, _Item | None]]) -> None:
+    """``state`` as before the exchanges ``made`` (see :func:`_settle_handovers`)"""
+    for t, giver, taker, a, b in reversed(made):
+        state.take(t, taker, a)
+        state.give(t, giver, a)
+        if b is not None:
+            state.take(t, giver, b)
+            state.give(t, taker, b)
+
+
 def _worse(a: _State, b: _State) -> bool:
     """Whether ``a`` is worse than ``b``: loads compared largest first."""
     return sorted(a.load, reverse=True) > sorted(b.load, reverse=True)
@@ -2150,7 +2300,7 @@ def catch_up_plan(
     (or, in a group that falls behind whatever it is given, its largest utilisation within
     ``tolerance``). Staying is tried first with every owned partition kept (as far as the
     counts allow) and only the partitions nobody owns placed and exchanged, then moving owned
-    partitions only until every member catches up within that time (:func:`_kept_state`: what
+    partitions only until every member catches up within a time (:func:`_kept_state`: what
     a cooperative follow-up round needs, where the partitions withheld in the round before are
     owned by nobody); then by :func:`balance`'s sticky search; if neither is within, the
     fresh plan's holdings go to the members owning most of them (:func:`balance`), and if even
@@ -2159,8 +2309,13 @@ def catch_up_plan(
     ``consuming``: what members still consume (on the cooperative protocol), partition ->
     member. A plan handing one of those partitions to another member leaves it unread for
     ``handover_pause`` seconds, a round; every plan above, the fresh one included, is judged
-    with that pause (:meth:`_MemberTotals.handed_over`), and if none is within the tolerance,
-    one that keeps more is taken when the fresh plan's pause makes it slower.
+    with that pause (:meth:`_MemberTotals.handed_over`). The fresh plan, blind to it, may hand
+    partitions to members near their capacity that then take far longer than planned, so the
+    times :func:`_kept_state` is tried for rise by :data:`KEPT_LADDER` from the fresh plan's
+    time without the pause to its time with it, and the soonest plan so far is taken at the
+    first time it is within. If none is within the tolerance, one that keeps more is taken
+    when the fresh plan's pause makes it slower. The plan taken is then searched on the
+    catch-up time with the pause itself (:func:`_settle_handovers`).
 
     Example: members a (capacity 100 msg/s) and b (50) share t-0 (lag 6,000, 40 msg/s in),
     t-1 (lag 6,000, 10 msg/s), t-2 (lag 0, 30 msg/s) and t-3 (lag 0, 10 msg/s). By lag alone
@@ -2290,30 +2445,71 @@ def catch_up_plan(
                 ),
             )
 
+        # (a group whose capacities are only shares judges catch-up otherwise: not searched)
+        searched_on_time = handover_pause > 0 and not shared and bool((current >= 0).any())
+
+        def settled(plan: _State) -> Assignment:
+            """``plan`` searched on the catch-up time with the pause priced: first with what
+            members read now staying with them, then with all of it, kept only if that is
+            sooner beyond the tolerance (each partition it takes from its reader withholds it
+            for another round, and with any gain each follow-up round found one more: in
+            bench/drain.py, rebalances of up to 50 rounds)"""
+            if not searched_on_time:
+                return listed(plan)
+            capacities = [speeds[m.id] for m in group.members]
+            budget = _Work(restart_work(len(totals.partitions)))
+            args = (totals, current, backlogs, inflows, capacities, handover_pause, budget)
+            _settle_handovers(plan, *args, withholding=False)
+            judged.clear()  # the plan has changed
+            staying = paused(plan)
+            made = _settle_handovers(plan, *args, withholding=True)
+            judged.clear()
+            if made and paused(plan) * (1 + tolerance) > staying:
+                _undone(plan, made)
+                judged.clear()
+            return listed(plan)
+
         weights = rates() if math.isinf(best_time) else weighed(best_time)
         fresh_time = paused(best)
         allowed = fresh_time * (1 + tolerance)
         tried: list[tuple[float, _State]] = []
         if 0 < allowed < math.inf:
-            # Weighed at the allowed time, a member's load (L + allowed·I) ÷ C is at most
-            # ``allowed`` exactly when it catches up within it.
-            # (members all alike read plain totals: then the limit is allowed·C)
+            # Weighed at a time T, a member's load (L + T·I) ÷ C is at most T exactly when it
+            # catches up within it. (members all alike read plain totals: then the limit is T·C)
             alike = set(speeds.values())
-            limit = allowed * alike.pop() if len(alike) == 1 else allowed
-            kept = _kept_state(group, weighed(allowed), owners, speeds, work, limit)
-            tried.append((paused(kept), kept))
-            if tried[-1][0] <= allowed:
-                return listed(kept)
+            per = alike.pop() if len(alike) == 1 else 1.0
+            # The fresh plan ignores what members own, and handed over to members near their
+            # capacity its partitions can take far longer than it planned; what keeps more may
+            # do better than it by far. So the times tried rise from the fresh plan's own,
+            # pause aside, to its time with the pause, and the first time the soonest plan so
+            # far is within, the last plan tried within the tolerance of that one is taken: a
+            # plan tried for a later time moves less (taking the soonest, a follow-up round
+            # moved two partitions back and forth between the same two members, each round
+            # the mirror of the last, for all 50 rounds the simulator runs).
+            rung = best_time * (1 + tolerance) if best_time > 0 else allowed
+            while True:
+                rung = min(rung, allowed)
+                kept = _kept_state(group, weighed(rung), owners, speeds, work, rung * per)
+                tried.append((paused(kept), kept))
+                soonest = min(map(itemgetter(0), tried))
+                if soonest <= rung:
+                    within = min(rung, soonest * (1 + tolerance))
+                    near = (k for t, k in reversed(tried) if t <= within)
+                    return settled(next(near))
+                if rung >= allowed:
+                    break
+                rung *= KEPT_LADDER
         for within in (tolerance, 0.0):  # the second: the fresh plan's holdings to their owners
             kept = plan_for(weights, owners, within)
             tried.append((paused(kept), kept))
             if tried[-1][0] <= allowed:
-                return listed(kept)
+                return settled(kept)
         # none within the tolerance: the fresh plan, unless its handovers' pause makes one
         # that keeps more sooner (the first of the least time)
         time, kept = min(tried, key=itemgetter(0), default=(math.inf, best))
         if fresh_time > best_time and time < fresh_time:
-            return listed(kept)
+            return settled(kept)
+        return settled(best)
     return listed(best)
 
 
@@ -2435,25 +2631,38 @@ class _MemberTotals:
         is handed to it: a partition that it gives to another member than the one owning it now
         (``current``, from :meth:`owners_of`) is not read for ``pause`` seconds, for under the
         cooperative protocol its owner revokes it only at the end of this round and its new
-        member gets it in the follow-up round. A member handed partitions of backlog L and
-        inflow I, at capacity C, has caught up no sooner than ``pause`` + L ÷ (C − I) (never if
-        I ≥ C); 0 when nothing with backlog or inflow is handed over.
+        member gets it in the follow-up round. 0 when nothing with backlog or inflow is handed
+        over.
 
-        Only the pause is priced, not the backlog it adds (``pause`` × I): a member with other
-        partitions to read meanwhile loses nothing to it, and pricing it made plans in
-        bench/drain.py keep partitions on members they slowed (median drain 1.36× the ideal
-        against 1.16×)."""
+        A member of capacity C given partitions of backlog L and inflow I, of which those handed
+        over hold L_h and I_h, reads the others at C during the pause, then all of them at
+        C − I. If the others keep it busy through the pause, the pause costs it nothing: it is
+        done at L ÷ (C − I), as without a handover. Otherwise what is left after the pause is
+        what the handed partitions hold then, L_h + pause × I_h, and it is done at
+        pause + (L_h + pause × I_h) ÷ (C − I): the later of the two, never if I ≥ C.
+
+        The member's whole inflow slows it after the pause, not the handed partitions' alone:
+        priced by those (pause + L_h ÷ (C − I_h)), a member near its capacity given a partition
+        without lag looked done when the pause ends, and a cooperative follow-up round near the
+        end of a drain swapped the partition withheld in the round before, grown while unread,
+        for another one to withhold, and each round mirrored the last
+        (tests/data/storm)."""
         import numpy as np
 
         handed = np.where((current >= 0) & (owner >= 0) & (current != owner), owner, -1)
         if pause <= 0 or not (handed >= 0).any():
             return 0.0
         latest = 0.0
-        for m, backlog, inflow in zip(
-            members, self.sum(handed, backlogs), self.sum(handed, inflows), strict=True
+        for m, backlog, inflow, total in zip(
+            members,
+            self.sum(handed, backlogs),
+            self.sum(handed, inflows),
+            self.sum(owner, inflows),
+            strict=True,
         ):
             if backlog > 0 or inflow > 0:
-                latest = max(latest, pause + catch_up_time(backlog, inflow, speeds[m.id]))
+                left = backlog + pause * inflow
+                latest = max(latest, pause + catch_up_time(left, total, speeds[m.id]))
         return latest
 
     def sum(self, owner: NDArray[np.intp], column: NDArray[np.float64]) -> list[float]:
