@@ -937,6 +937,19 @@ def _perturbed_start(seed: int) -> Callable[[_State], None]:
     return functools.partial(_construct_perturbed, rng=random.Random(seed))
 
 
+def _warm_start(warm: _State) -> Callable[[_State], None]:
+    """A start with each partition where ``warm``, a plan of the same partitions under other
+    weights, has it (:func:`_construct_sticky`, holders first: a plan within the counts is
+    rebuilt as it is)."""
+    warm.materialize()
+    members = {item[1]: m for (_, m), items in warm.held.items() for item in items}
+
+    def construct(state: _State) -> None:
+        _construct_sticky(state, members, holders_first=True)
+
+    return construct
+
+
 def _construct_sticky(
     state: _State, owners: Mapping[TopicPartition, int], holders_first: bool = False
 ) -> set[TopicPartition]:
@@ -1706,16 +1719,21 @@ def _balanced_state(
     speeds: Mapping[str, float] | None,
     work: _Work | None = None,
     restart_factor: int = 1,
+    warm: _State | None = None,
 ) -> _State:
     """The plan :func:`balance` makes. ``work``: a budget shared with other plans (those of
     :func:`catch_up_plan`), spent by this one; without it the plan has a budget of its own.
-    ``restart_factor``: the restarts get that many times :func:`restart_work`."""
+    ``restart_factor``: the restarts get that many times :func:`restart_work`. ``warm``: a
+    plan (of the same partitions under other weights) to search from too, beside the
+    deterministic starts: each partition with its member there."""
     scale = _scale(group, speeds)
     topics = _topics(group, weights)
     size = sum(t.size for t in topics)
     constructions: list[Callable[[_State], None]] = [_construct_by_topic]
     if size <= GLOBAL_CONSTRUCTION_LIMIT:
         constructions.append(_construct_global)
+    if warm is not None:
+        constructions.append(_warm_start(warm))
     budget = search_budget // (len(constructions) + bool(owners))
     # Nothing beats this bound, so a start that reaches it needs no search and no restarts.
     empty = _new_state(group, topics, scale)
@@ -2286,13 +2304,18 @@ def catch_up_plan(
        I_m ÷ C_m (weights ``rate_in``). If some member still never catches up, no plan the
        search finds keeps every member ahead: this plan, where the group falls behind least,
        is the answer.
-    3. **Rounds:** with T the largest T_m so far, weigh ``lag + T × rate_in`` again. Each
-       round's plan is at least as good as the last, and a better one lowers T for the next
-       (Dinkelbach's method for a largest ratio). Rounds end when T stops falling, or after
-       :data:`CATCH_UP_ROUNDS`. They run twice: without restarts first, then on from where
-       they ended with :data:`CATCH_UP_RESTARTS` times the restarts' budget. On groups above
-       :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions the start is the answer (there, a lag plan
-       is one partition of thousands per member, and a round would double the time).
+    3. **Rounds:** with T the largest T_m so far, weigh ``lag + T × rate_in`` again, and
+       search from the plan so far as well as from the deterministic starts (it is within
+       T·C_m at these weights): each round's plan is at least as good as the last, and a
+       better one lowers T for the next (Dinkelbach's method for a largest ratio). Rounds
+       end when T stops falling, or after :data:`CATCH_UP_ROUNDS`. They run twice: without
+       restarts first, then on from where they ended with :data:`CATCH_UP_RESTARTS` times
+       the restarts' budget. Without the plan so far among a round's starts, a round whose
+       fresh starts all ended above T ended the rounds there: on held-out groups the slowest
+       member was left up to 3.2 times above the best plan found (docs/strategies.md). On
+       groups above :data:`GLOBAL_CONSTRUCTION_LIMIT` partitions the start is the answer
+       (there, a lag plan is one partition of thousands per member, and a round would double
+       the time).
 
     The counts are those of :func:`balance` in every step. Stickiness is judged on the
     catch-up time: the steps above plan afresh, and owned partitions then stay where they are
@@ -2392,9 +2415,10 @@ def catch_up_plan(
         owned: Mapping[TopicPartition, str] | None = None,
         within: float = tolerance,
         restart_factor: int = 1,
+        warm: _State | None = None,
     ) -> _State:
         return _balanced_state(
-            group, weights, owned, within, search_budget, speeds, work, restart_factor
+            group, weights, owned, within, search_budget, speeds, work, restart_factor, warm
         )
 
     # Start from all members finishing together, a time no plan beats; only if that plan
@@ -2414,7 +2438,9 @@ def catch_up_plan(
         for _ in range(rounds):
             if not 0 < best_time < math.inf:
                 break  # falls behind whatever the search tried, or nothing to catch up on
-            plan = plan_for(weighed(best_time), restart_factor=restart_factor)
+            # searched from the plan so far too: it is within T·C_m at these weights, so the
+            # round ends no worse, and lower wherever an exchange helps its slowest member
+            plan = plan_for(weighed(best_time), restart_factor=restart_factor, warm=best)
             time = slowest(plan)
             if time >= best_time:
                 break
