@@ -269,10 +269,11 @@ def _finite(value: object) -> object:
 
 
 def _ratio(value: object) -> str:
+    """three decimals: a median of 1.1534 against a target of 1.15 must not read 1.15"""
     if value is None:
         return "—"
     assert isinstance(value, float)
-    return f"> {HORIZON_IDEALS:.2f}" if value == INF else f"{value:.2f}"
+    return f"> {HORIZON_IDEALS:.3f}" if value == INF else f"{value:.3f}"
 
 
 def markdown(result: dict[str, object], rows: list[dict[str, object]]) -> str:
