@@ -2119,9 +2119,12 @@ def _settle_handovers(
         for m in topic.subscribers:
             reads[m].append(t)
 
-    def sums(m: int) -> tuple[float, float, float, float]:
-        """backlog and inflow of what ``m`` holds, and of what of it is handed over to it"""
+    def sums(m: int) -> tuple[float, float, float, float, int]:
+        """backlog and inflow of what ``m`` holds, and of what of it is handed over to it, and
+        how many partitions are (an exchange's sums are worked out by adding and taking away,
+        and the count, not a float left near 0, tells whether anything is handed over)"""
         backlog = inflow = handed_backlog = handed_inflow = 0.0
+        handed = 0
         for t in reads[m]:
             for _, tp in state.holds(t, m):
                 i = place(tp)
@@ -2130,14 +2133,12 @@ def _settle_handovers(
                 if 0 <= now[i] != m:
                     handed_backlog += lag[i]
                     handed_inflow += rate[i]
-        return backlog, inflow, handed_backlog, handed_inflow
+                    handed += 1
+        return backlog, inflow, handed_backlog, handed_inflow, handed
 
-    def time(m: int, backlog: float, inflow: float, handed: float, handed_in: float) -> float:
+    def time(m: int, backlog: float, inflow: float, lh: float, ih: float, handed: int) -> float:
         done = catch_up_time(backlog, inflow, capacity[m])
-        if handed > 0 or handed_in > 0:
-            left = handed + pause * handed_in
-            done = max(done, pause + catch_up_time(left, inflow, capacity[m]))
-        return done
+        return max(done, _after_handover(lh, ih, inflow, capacity[m], pause)) if handed else done
 
     def may_move(t: int, giver: int, taker: int) -> bool:
         topic = topics[t]
@@ -2157,7 +2158,7 @@ def _settle_handovers(
         top = times[slowest]
         if not 0 < top < math.inf:
             return made
-        backlog, inflow, handed, handed_in = totals_of[slowest]
+        backlog, inflow, handed, handed_in, count = totals_of[slowest]
         enough = top * (1 - MIN_GAIN)
         best: tuple[float, int, int, _Item, _Item | None] | None = None
         for t in reads[slowest]:
@@ -2169,31 +2170,31 @@ def _settle_handovers(
                 if may_move(t, slowest, taker):
                     theirs.append(None)
                 work.search -= len(mine) * len(theirs)
-                b2, i2, h2, hi2 = totals_of[taker]
+                b2, i2, h2, hi2, n2 = totals_of[taker]
                 for a in mine:
                     i = place(a[1])
                     a_lag, a_rate = lag[i], rate[i]
                     a_from = 0 <= now[i] != slowest  # handed to the giver
                     a_to = 0 <= now[i] != taker  # handed to the taker
                     for b in theirs:
-                        gb, gi, gh, ghi = backlog - a_lag, inflow - a_rate, handed, handed_in
-                        tb, ti, th, thi = b2 + a_lag, i2 + a_rate, h2, hi2
+                        j = place(b[1]) if b is not None else -1
+                        if not withholding and (now[i] == slowest or (j >= 0 and now[j] == taker)):
+                            continue  # it takes a partition from the member reading it now
+                        gb, gi = backlog - a_lag, inflow - a_rate
+                        gh, ghi, gn = handed, handed_in, count
+                        tb, ti, th, thi, tn = b2 + a_lag, i2 + a_rate, h2, hi2, n2
                         if a_from:
-                            gh, ghi = gh - a_lag, ghi - a_rate
+                            gh, ghi, gn = gh - a_lag, ghi - a_rate, gn - 1
                         if a_to:
-                            th, thi = th + a_lag, thi + a_rate
-                        if b is not None:
-                            j = place(b[1])
+                            th, thi, tn = th + a_lag, thi + a_rate, tn + 1
+                        if j >= 0:
                             gb, gi, tb, ti = gb + lag[j], gi + rate[j], tb - lag[j], ti - rate[j]
                             if 0 <= now[j] != slowest:
-                                gh, ghi = gh + lag[j], ghi + rate[j]
+                                gh, ghi, gn = gh + lag[j], ghi + rate[j], gn + 1
                             if 0 <= now[j] != taker:
-                                th, thi = th - lag[j], thi - rate[j]
-                        if not withholding and (
-                            now[i] == slowest or (b is not None and now[j] == taker)
-                        ):
-                            continue
-                        later = max(time(slowest, gb, gi, gh, ghi), time(taker, tb, ti, th, thi))
+                                th, thi, tn = th - lag[j], thi - rate[j], tn - 1
+                        giver_done = time(slowest, gb, gi, gh, ghi, gn)
+                        later = max(giver_done, time(taker, tb, ti, th, thi, tn))
                         if later < enough and (best is None or later < best[0]):
                             best = (later, taker, t, a, b)
         if best is None:
@@ -2219,11 +2220,21 @@ def _exchanged(state: _State, t: int, giver: int, taker: int, a: _Item, b: _Item
 def _undone(state: _State, made: Sequence[tuple[int, int, int, _Item, _Item | None]]) -> None:
     """``state`` as before the exchanges ``made`` (see :func:`_settle_handovers`)"""
     for t, giver, taker, a, b in reversed(made):
-        state.take(t, taker, a)
-        state.give(t, giver, a)
-        if b is not None:
-            state.take(t, giver, b)
-            state.give(t, taker, b)
+        _exchanged(state, t, taker, giver, a, b)
+
+
+def _after_handover(
+    backlog: float, inflow: float, member_inflow: float, capacity: float, pause: float
+) -> float:
+    """When a member of ``capacity`` with ``member_inflow`` in all has read what is handed over
+    to it, partitions of ``backlog`` and ``inflow`` unread for ``pause`` seconds: then it holds
+    ``backlog`` + ``pause`` × ``inflow`` of them, read at ``capacity`` − ``member_inflow`` (never
+    if that is not positive). 0 when nothing with backlog or inflow is handed over. The member's
+    catch-up time is the later of this and its time without the pause
+    (:meth:`_MemberTotals.handed_over`)."""
+    if backlog <= 0 and inflow <= 0:
+        return 0.0
+    return pause + catch_up_time(backlog + pause * inflow, member_inflow, capacity)
 
 
 def _worse(a: _State, b: _State) -> bool:
@@ -2335,8 +2346,9 @@ def catch_up_plan(
     with that pause (:meth:`_MemberTotals.handed_over`). The fresh plan, blind to it, may hand
     partitions to members near their capacity that then take far longer than planned, so the
     times :func:`_kept_state` is tried for rise by :data:`KEPT_LADDER` from the fresh plan's
-    time without the pause to its time with it, and the soonest plan so far is taken at the
-    first time it is within. If none is within the tolerance, one that keeps more is taken
+    time without the pause to its time with it; at the first time the soonest plan so far is
+    within, the last one tried within the tolerance of it is taken (a plan tried for a later
+    time moves less). If none is within the tolerance, one that keeps more is taken
     when the fresh plan's pause makes it slower. The plan taken is then searched on the
     catch-up time with the pause itself (:func:`_settle_handovers`).
 
@@ -2686,9 +2698,7 @@ class _MemberTotals:
             self.sum(owner, inflows),
             strict=True,
         ):
-            if backlog > 0 or inflow > 0:
-                left = backlog + pause * inflow
-                latest = max(latest, pause + catch_up_time(left, total, speeds[m.id]))
+            latest = max(latest, _after_handover(backlog, inflow, total, speeds[m.id], pause))
         return latest
 
     def sum(self, owner: NDArray[np.intp], column: NDArray[np.float64]) -> list[float]:
