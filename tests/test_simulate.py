@@ -617,8 +617,8 @@ def test_balanced_cooperative_rebalances_settle_where_they_stormed(family, seed,
 
 
 #: two consecutive follow-up rounds of a cooperative rebalance that once never settled:
-#: bench/drain.py's sixfold churn, offsets #8, after the leave (docs/strategies.md, "A storm
-#: near the end of a drain"); what members own is what they consume
+#: bench/drain.py's sixfold churn, offsets #8, after the leave (docs/strategies.md, "Priced as
+#: it is, the pause changes which plan is best"); what members own is what they consume
 STORM = Path(__file__).parent / "data" / "storm"
 
 
