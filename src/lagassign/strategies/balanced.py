@@ -2521,9 +2521,9 @@ def catch_up_plan(
             # do better than it by far. So the times tried rise from the fresh plan's own,
             # pause aside, to its time with the pause, and the first time the soonest plan so
             # far is within, the last plan tried within the tolerance of that one is taken: a
-            # plan tried for a later time moves less (taking the soonest, a follow-up round
-            # moved two partitions back and forth between the same two members, each round
-            # the mirror of the last, for all 50 rounds the simulator runs).
+            # plan tried for a later time moves less (taking the soonest, the follow-up rounds
+            # of bench/drain.py's twofold volumes #4 moved two partitions back and forth
+            # between the same two members, each round the mirror of the last: 15 rounds).
             rung = best_time * (1 + tolerance) if best_time > 0 else allowed
             while True:
                 rung = min(rung, allowed)
