@@ -35,7 +35,7 @@ from lagassign.model import (
 )
 from lagassign.strategies import RebalanceProtocol, create, names
 from lagassign.strategies.balanced import BalancedAssignor, _MemberTotals
-from lagassign.strategies.cooperative import assign_cooperatively, in_flight, withhold
+from lagassign.strategies.cooperative import _consuming, assign_cooperatively, in_flight, withhold
 from tests.groupgen import random_group
 from tests.test_properties import check_per_topic_counts, check_valid
 
@@ -154,10 +154,7 @@ def check_round(
     assert not conflicts, f"{sorted(conflicts)} handed over while a newer claimant consumes them"
     # the strategy's target in this round (Strategy.target: time-aware balanced prices the
     # handovers of what members still consume, so its target is not always assign's)
-    current = group
-    if consuming is not None:
-        members = (dataclasses.replace(m, owned=tuple(consuming.get(m.id, ()))) for m in group.members)
-        current = dataclasses.replace(group, members=tuple(members))
+    current = group if consuming is None else _consuming(group, consuming)
     target = strategy.target(group, current)
     assert withheld == set(target.owners()) - set(assignment.owners())
     for mid, assigned in assignment.partitions.items():

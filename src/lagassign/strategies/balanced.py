@@ -341,6 +341,24 @@ class _State:
         self.load[m] -= item[0] * self.scale[m]
         self.count[m] -= 1
 
+    def may_move(self, t: int, giver: int, taker: int) -> bool:
+        """Whether a partition of topic ``t`` may go from ``giver`` to ``taker``, nothing
+        coming back, within the counts."""
+        topic = self.topics[t]
+        if not (len(self.holds(t, giver)) > topic.floor and len(self.holds(t, taker)) < topic.ceil):
+            return False
+        return not self.identical or (
+            self.count[giver] > self.global_floor and self.count[taker] < self.global_ceil
+        )
+
+    def reads(self) -> list[list[int]]:
+        """The topics each member reads (their indices, per member)."""
+        reads: list[list[int]] = [[] for _ in self.load]
+        for t, topic in enumerate(self.topics):
+            for m in topic.subscribers:
+                reads[m].append(t)
+        return reads
+
 
 def _speed(scale: Sequence[float]) -> float:
     """What the members read together, in the units of ``scale`` (each member's time per unit
@@ -2000,21 +2018,8 @@ def _exchange_free(state: _State, movable: Collection[TopicPartition], work: _Wo
     subscriptions stop a move, swapping it for one of another topic."""
     if not movable:
         return
-    topics, load, count, scale = state.topics, state.load, state.count, state.scale
-    reads: list[list[int]] = [[] for _ in load]
-    for t, topic in enumerate(topics):
-        for m in topic.subscribers:
-            reads[m].append(t)
-    low, high = state.global_floor, state.global_ceil
-
-    def may_move(t: int, giver: int, taker: int) -> bool:
-        """whether a partition of topic t may go from giver to taker, nothing coming back"""
-        topic = topics[t]
-        if not (
-            len(state.holds(t, giver)) > topic.floor and len(state.holds(t, taker)) < topic.ceil
-        ):
-            return False
-        return not state.identical or (count[giver] > low and count[taker] < high)
+    topics, load, scale = state.topics, state.load, state.scale
+    reads = state.reads()
 
     def free(t: int, m: int) -> list[_Item]:
         return [item for item in state.holds(t, m) if item[1] in movable]
@@ -2035,7 +2040,7 @@ def _exchange_free(state: _State, movable: Collection[TopicPartition], work: _Wo
                 # back: nothing, a partition of the same topic, or one of a topic where the
                 # taker holds the ceiling and the giver the floor, while in t it is the reverse
                 theirs: list[_Held | None] = [(t, item) for item in free(t, taker)]
-                if may_move(t, giver, taker):
+                if state.may_move(t, giver, taker):
                     theirs.append(None)
                 elif len(state.holds(t, giver)) > topics[t].floor and len(
                     state.holds(t, taker)
@@ -2110,14 +2115,8 @@ def _settle_handovers(
     members = len(state.load)
     lag, rate, now = backlogs.tolist(), inflows.tolist(), current.tolist()
 
-    def place(tp: TopicPartition) -> int:
-        start, numbered = totals.start[tp.topic]
-        return start + (tp.partition if numbered is None else numbered[tp.partition])
-
-    reads: list[list[int]] = [[] for _ in range(members)]
-    for t, topic in enumerate(topics):
-        for m in topic.subscribers:
-            reads[m].append(t)
+    place = totals.place
+    reads = state.reads()
 
     def sums(m: int) -> tuple[float, float, float, float, int]:
         """backlog and inflow of what ``m`` holds, and of what of it is handed over to it, and
@@ -2140,16 +2139,6 @@ def _settle_handovers(
         done = catch_up_time(backlog, inflow, capacity[m])
         return max(done, _after_handover(lh, ih, inflow, capacity[m], pause)) if handed else done
 
-    def may_move(t: int, giver: int, taker: int) -> bool:
-        topic = topics[t]
-        if not (
-            len(state.holds(t, giver)) > topic.floor and len(state.holds(t, taker)) < topic.ceil
-        ):
-            return False
-        return not state.identical or (
-            state.count[giver] > state.global_floor and state.count[taker] < state.global_ceil
-        )
-
     made: list[tuple[int, int, int, _Item, _Item | None]] = []
     totals_of = [sums(m) for m in range(members)]
     times = [time(m, *totals_of[m]) for m in range(members)]
@@ -2167,7 +2156,7 @@ def _settle_handovers(
                 if taker == slowest or times[taker] >= top:
                     continue
                 theirs: list[_Item | None] = list(state.holds(t, taker))
-                if may_move(t, slowest, taker):
+                if state.may_move(t, slowest, taker):
                     theirs.append(None)
                 work.search -= len(mine) * len(theirs)
                 b2, i2, h2, hi2, n2 = totals_of[taker]
@@ -2646,14 +2635,19 @@ class _MemberTotals:
         owner: NDArray[np.intp] = np.full(len(self.partitions), -1, dtype=np.intp)
         for tp, member_id in owners.items():
             m = index.get(member_id)
-            found = self.start.get(tp.topic)
-            if m is None or found is None:
-                continue
-            start, place = found
-            at = start + (tp.partition if place is None else place.get(tp.partition, -1))
-            if start <= at < len(self.partitions) and self.partitions[at].tp == tp:
+            at = self.place(tp)
+            if m is not None and at >= 0:
                 owner[at] = m
         return owner
+
+    def place(self, tp: TopicPartition) -> int:
+        """``tp``'s place in ``partitions``; -1 if it is not one of them"""
+        found = self.start.get(tp.topic)
+        if found is None:
+            return -1
+        start, place = found
+        at = start + (tp.partition if place is None else place.get(tp.partition, -1))
+        return at if start <= at < len(self.partitions) and self.partitions[at].tp == tp else -1
 
     def handed_over(
         self,
