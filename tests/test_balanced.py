@@ -259,6 +259,23 @@ def test_fresh_holdings_go_back_to_their_owners():
     assert sticky.moves < fresh.moves
 
 
+def test_best_fit_fills_a_member_before_it_opens_another():
+    """_place_best_fit's worked example: under a limit of 100, weights 60, 40, 30 and 30 on
+    two members alike, two each: best fit packs a to 100 and leaves b 60 (room for up to 40
+    more); the soonest-done rule (_place_earliest) ends at 90 and 70."""
+    g = group({"t": [60, 40, 30, 30]}, {"a": ["t"], "b": ["t"]})
+    topics = balanced._topics(g, None)
+    ties = [0.0, 1.0]  # a first where both would do
+    items = [(0, item) for item in topics[0].partitions]
+    packed = balanced._new_state(g, topics)
+    balanced._place_best_fit(packed, items, balanced._quotas(packed, {}), ties, 100.0)
+    assert packed.load == [100, 60]
+    assert [sorted(w for w, _ in packed.holds(0, m)) for m in (0, 1)] == [[40, 60], [30, 30]]
+    spread = balanced._new_state(g, topics)
+    balanced._place_earliest(spread, items, balanced._quotas(spread, {}), ties)
+    assert spread.load == [90, 70]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_handing_back_only_swaps_whole_holdings_between_alike_members(seed: int):
