@@ -1031,6 +1031,12 @@ def _perturbed_start(seed: int) -> Callable[[_State], None]:
     return functools.partial(_construct_perturbed, rng=random.Random(seed))
 
 
+def _best_fit_start(under: float, seed: int) -> Callable[[_State], None]:
+    """The best-fit restart numbered ``seed``: :func:`_construct_best_fit` under ``under``,
+    with its own random stream."""
+    return functools.partial(_construct_best_fit, rng=random.Random(seed), under=under)
+
+
 def _warm_start(warm: _State) -> Callable[[_State], None]:
     """A start with each partition where ``warm``, a plan of the same partitions under other
     weights, has it (:func:`_construct_sticky`, holders first: a plan within the counts is
@@ -1913,53 +1919,52 @@ def _balanced_state(
     # starts search in full (up to their share of search_budget); then restarts, seeded by
     # their number, while restart_work(size) lasts: on small groups, where a single local
     # optimum can be a few percent off and a search is cheap, there are many.
-    best: _State | None = None
-    left = restart_work(size) * restart_factor if size <= RESTART_LIMIT else 0
     if work is not None:
         # the shared budget: each start searches at most its share of what is left
         budget = min(budget, work.search)
-    # (a map: compiled, a generator expression handed on is made a list first, and this one
-    # never ends)
-    restarts: Iterable[Callable[[_State], None]] = map(_perturbed_start, itertools.count())
-    starts = itertools.chain(constructions, restarts)
-    repeats = 0  # restarts in a row that constructed a start already searched
-    for i, construct in enumerate(starts):
-        restart = i >= len(constructions)
-        if restart and (left <= 0 or repeats >= STALE_RESTARTS):
-            break
-        if i == len(constructions) and sticky is not None and work is None:
-            assert best is not None
-            target = max(best.load, default=0.0) * (1 + tolerance)
-            if _kept_before_restarts(sticky, budget, target, least * (1 + tolerance)):
-                return sticky
-            sticky = _new_state(group, topics, scale)  # to search afresh after the restarts
-            _construct_sticky(sticky, owned)
-        state, spent = searched(construct, min(left, budget) if restart else budget)
-        if restart:
-            left -= spent
-        elif work is not None:
+    best: _State | None = None
+    repeats = 0  # starts in a row already searched (see STALE_RESTARTS)
+    for construct in constructions:
+        state, spent = searched(construct, budget)
+        if work is not None:
             work.search -= spent
         repeats = repeats + 1 if state is None else 0
-        if state is None:
-            continue
-        if best is None or _worse(best, state):
+        if state is not None and (best is None or _worse(best, state)):
             best = state
-        if max(best.load, default=0.0) <= bound:
+        if best is not None and max(best.load, default=0.0) <= bound:
             break
     assert best is not None
-    if fit_under is not None and scale is not None and restart_factor and size <= RESTART_LIMIT:
-        # (the same rules as the restarts above, on a budget of their own)
-        left = restart_work(size) * BEST_FIT_RESTARTS
-        repeats = 0
-        for seed in itertools.count():
-            if left <= 0 or repeats >= STALE_RESTARTS or max(best.load, default=0.0) <= bound:
+
+    def restarted(
+        family: Iterable[Callable[[_State], None]], left: int, best: _State, streak: int
+    ) -> _State:
+        """``best``, or a better plan from the starts of ``family`` (numbered restarts),
+        searched one after the other while the work they take is within ``left``; ``streak``:
+        starts in a row already searched before these."""
+        for construct in family:
+            if left <= 0 or streak >= STALE_RESTARTS or max(best.load, default=0.0) <= bound:
                 break
-            fit = functools.partial(_construct_best_fit, rng=random.Random(seed), under=fit_under)
-            state, spent = searched(fit, min(left, budget))
+            state, spent = searched(construct, min(left, budget))
             left -= spent
-            repeats = repeats + 1 if state is None else 0
+            streak = streak + 1 if state is None else 0
             if state is not None and _worse(best, state):
                 best = state
+        return best
+
+    left = restart_work(size) * restart_factor if size <= RESTART_LIMIT else 0
+    more = left > 0 and repeats < STALE_RESTARTS and max(best.load, default=0.0) > bound
+    if more and sticky is not None and work is None:
+        target = max(best.load, default=0.0) * (1 + tolerance)
+        if _kept_before_restarts(sticky, budget, target, least * (1 + tolerance)):
+            return sticky
+        sticky = _new_state(group, topics, scale)  # to search afresh after the restarts
+        _construct_sticky(sticky, owned)
+    # (maps: compiled, a generator expression handed on is made a list first, and these never
+    # end)
+    best = restarted(map(_perturbed_start, itertools.count()), left, best, repeats)
+    if fit_under is not None and scale is not None and left > 0:
+        fits = map(functools.partial(_best_fit_start, fit_under), itertools.count())
+        best = restarted(fits, restart_work(size) * BEST_FIT_RESTARTS, best, 0)
     if sticky is not None:
         target = max(best.load, default=0.0) * (1 + tolerance)
         search = _Search(sticky, budget)
