@@ -17,7 +17,9 @@ another name, as bench/quality.py's ``--before`` loads one) on:
   capacities are estimated as the pipeline estimates them.
 
 With ``--held-out N``, also on N groups per family of the same suite past the references'
-(``catch_up_suite(N, first_seed=60, max_partitions=60)``), which no HiGHS run has seen: each
+(``catch_up_suite(N, first_seed=60, max_partitions=60)``; ``--held-out-from SEED``, at least
+60, starts elsewhere: seeds 160-419 were first run on 2026-11-27), which no HiGHS run has
+seen: each
 candidate's slowest member ÷ the best plan any candidate found for the group, beside a
 reference that is today's source with ten times the restarts in its rounds
 (``CATCH_UP_RESTARTS``), so a candidate that stops short where more search finds better shows.
@@ -28,8 +30,10 @@ scripts/compile.py built it) and from its source; a candidate always from its so
 compare it with ``balanced (source)``.
 
     .venv/bin/python bench/catch_up_trial.py [--candidate FILE_OR_REV ...] [--held-out N]
+        [--held-out-from SEED]
 
-Prints a table and writes bench/results/catch-up-trial.md.
+Prints a table, and the held-out groups above 2% by name, and writes
+bench/results/catch-up-trial.md.
 """
 
 from __future__ import annotations
@@ -101,13 +105,16 @@ def slowest_times(strategy: Strategy, groups: list[Sample]) -> list[float]:
     return times
 
 
-def held_out_table(times: dict[str, list[float]], groups: list[Sample]) -> list[str]:
-    """Each candidate's slowest time ÷ the best any found, over the groups where one keeps up."""
+def held_out_table(
+    times: dict[str, list[float]], groups: list[Sample], first: int = HELD_OUT_FROM
+) -> list[str]:
+    """Each candidate's slowest time ÷ the best any found, over the groups where one keeps up
+    (``groups`` from seed ``first``), and the groups above 2% by name."""
     best = [min(column) for column in zip(*times.values(), strict=True)]
     kept = [i for i, b in enumerate(best) if 0 < b < math.inf]
     lines = [
         "",
-        f"Held out: {len(groups)} groups of `catch_up_suite` from seed {HELD_OUT_FROM} (up to 60 "
+        f"Held out: {len(groups)} groups of `catch_up_suite` from seed {first} (up to 60 "
         f"partitions), {len(kept)} of them where some candidate's plan keeps every member "
         "ahead and the slowest has a backlog. The slowest member's catch-up time ÷ the best "
         "any candidate found (no HiGHS here: a ratio says how far more search got, not how far "
@@ -124,6 +131,16 @@ def held_out_table(times: dict[str, list[float]], groups: list[Sample]) -> list[
         counts = [sum(r > 1 + x for r, _ in ratios) for x in (0.005, 0.01, 0.02)]
         shown = f"{worst:.4f}" if math.isfinite(worst) else "never"
         lines.append(f"| {name} | {shown} | {where} | " + " | ".join(map(str, counts)) + " |")
+    above = []
+    for name, column in times.items():
+        listed = [
+            f"{groups[i].family} #{groups[i].seed} ({column[i] / best[i]:.4f})"
+            for i in kept
+            if column[i] / best[i] > 1.02
+        ]
+        if listed:
+            above.append(f"{name}: " + ", ".join(listed))
+    lines += ["", "Above 2%: " + ("; ".join(above) if above else "none") + "."]
     return lines
 
 
@@ -182,7 +199,16 @@ def main() -> None:
     parser.add_argument(
         "--held-out", type=int, default=0, metavar="N", help="groups per family past the suite's"
     )
+    parser.add_argument(
+        "--held-out-from",
+        type=int,
+        default=HELD_OUT_FROM,
+        metavar="SEED",
+        help=f"the held-out groups' first seed (at least {HELD_OUT_FROM}, past the references')",
+    )
     args = parser.parse_args()
+    if args.held_out_from < HELD_OUT_FROM:
+        parser.error(f"--held-out-from: at least {HELD_OUT_FROM} (the references' suite is below)")
     saved = json.loads(REFERENCES.read_text())
     references = {(g["family"], g["seed"]): g for g in saved["groups"]}
     suite = list(catch_up_suite(60, max_partitions=60))
@@ -202,7 +228,7 @@ def main() -> None:
     times: dict[str, list[float]] = {}
     if args.held_out:
         held_out = list(
-            catch_up_suite(args.held_out, first_seed=HELD_OUT_FROM, max_partitions=60)
+            catch_up_suite(args.held_out, first_seed=args.held_out_from, max_partitions=60)
         )
         for name, strategy in [*candidates.items(), ("reference", reference())]:
             print(f"{name}, held out ...", file=sys.stderr)
@@ -237,8 +263,9 @@ def main() -> None:
         lines.append("| " + " | ".join(cells) + " |")
     Console().print(table)
     if held_out:
-        lines += held_out_table(times, held_out)
-        print("\n".join(lines[-len(times) - 2 :]))
+        held = held_out_table(times, held_out, args.held_out_from)
+        lines += held
+        print("\n".join(held))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "catch-up-trial.md").write_text("\n".join(lines) + "\n")
     print(f"written {RESULTS / 'catch-up-trial.md'}", file=sys.stderr)
