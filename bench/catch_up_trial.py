@@ -124,19 +124,19 @@ def held_out_table(
         "| candidate | worst | worst group | > 0.5% | > 1% | > 2% |",
         "|---|---:|---|---:|---:|---:|",
     ]
+    def shown(ratio: float) -> str:
+        return f"{ratio:.4f}" if math.isfinite(ratio) else "never"
+
+    above = []  # per candidate, its groups above 2%
     for name, column in times.items():
         ratios = [(column[i] / best[i], i) for i in kept]
         worst, at = max(ratios)
         where = f"{groups[at].family} #{groups[at].seed}"
         counts = [sum(r > 1 + x for r, _ in ratios) for x in (0.005, 0.01, 0.02)]
-        shown = f"{worst:.4f}" if math.isfinite(worst) else "never"
-        lines.append(f"| {name} | {shown} | {where} | " + " | ".join(map(str, counts)) + " |")
-    above = []
-    for name, column in times.items():
+        cells = [name, shown(worst), where, *map(str, counts)]
+        lines.append("| " + " | ".join(cells) + " |")
         listed = [
-            f"{groups[i].family} #{groups[i].seed} ({column[i] / best[i]:.4f})"
-            for i in kept
-            if column[i] / best[i] > 1.02
+            f"{groups[i].family} #{groups[i].seed} ({shown(r)})" for r, i in ratios if r > 1.02
         ]
         if listed:
             above.append(f"{name}: " + ", ".join(listed))
