@@ -276,6 +276,52 @@ def test_best_fit_fills_a_member_before_it_opens_another():
     assert spread.load == [90, 70]
 
 
+def test_ruin_and_recreate_packs_what_the_ruined_members_gave_up():
+    """_construct_ruined's worked example, its two steps: a and d ruined, b and c keep 60 and
+    40, 55 and 45 (_keep_owned); best fit under 110 packs 70 with 30 on a and 50 with 20 on d
+    (_place_best_fit): loads 100, 100, 100 and 70, where the plan ruined had 120 on a."""
+    g = group({"t": [70, 50, 60, 40, 55, 45, 30, 20]}, {m: ["t"] for m in "abcd"})
+    topics = balanced._topics(g, None)
+    by_weight = {w: tp for w, tp in topics[0].partitions}
+    owners = {by_weight[60]: 1, by_weight[40]: 1, by_weight[55]: 2, by_weight[45]: 2}
+    ties = [0.0, 1.0, 2.0, 3.0]
+    state = balanced._new_state(g, topics)
+    free, room = balanced._keep_owned(state, owners, ties, True)
+    assert sorted(w for _, (w, _) in free) == [20, 30, 50, 70]
+    hottest_first = sorted(free, key=lambda e: -e[1][0])
+    balanced._place_best_fit(state, hottest_first, room, ties, 110.0)
+    assert state.load == [100, 100, 100, 70]
+    assert [sorted(w for w, _ in state.holds(0, m)) for m in (0, 3)] == [[30, 70], [20, 50]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**16))
+def test_ruin_and_recreate_changes_only_the_ruined_members(seed: int, start: int):
+    """A ruin-and-recreate start places every partition once within the counts, and only the
+    slowest member and the others drawn, at most 1 + RUIN_OTHERS, give up partitions (another
+    may take a topic's extra partition a ruined member gave up)."""
+    g = random_group(random.Random(seed))
+    topics = balanced._topics(g, BalancedAssignor().weights(g))
+    before = balanced._new_state(g, topics)
+    balanced._construct_by_topic(before)
+    before.materialize()  # each member's partitions in ``held``
+    holder = {tp: m for (_, m), items in before.held.items() for _, tp in items}
+    ruined = balanced._new_state(g, topics)
+    limit = max(before.load, default=0.0)
+    balanced._construct_ruined(ruined, random.Random(start), limit, holder, before.load)
+    ruined.materialize()
+    after = {tp: m for (_, m), items in ruined.held.items() for _, tp in items}
+    assert sorted(after) == sorted(holder)
+    gave_up = {holder[tp] for tp in holder if after[tp] != holder[tp]}
+    assert len(gave_up) <= 1 + balanced.RUIN_OTHERS
+    assert all(
+        ruined.count[m] == len([tp for tp in after if after[tp] == m]) for m in after.values()
+    )
+    bounds = [(t.floor, t.floor + 1) for t in topics]
+    for (t, _), items in ruined.held.items():
+        assert bounds[t][0] <= len(items) <= bounds[t][1]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_handing_back_only_swaps_whole_holdings_between_alike_members(seed: int):
