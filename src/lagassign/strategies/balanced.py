@@ -1027,13 +1027,26 @@ def _construct_best_fit(state: _State, rng: random.Random, under: float) -> None
     ``under`` (the round's T: a member within it catches up within T): heat and ties perturbed
     as :func:`_construct_perturbed`'s, then best fit decreasing (:func:`_place_best_fit`) under
     a limit drawn from [:data:`BEST_FIT_BELOW`, 1) times ``under``."""
+    items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
+    _pack_best_fit(state, rng, under, lambda tie: (items, _quotas(state, {}, tie)))
+
+
+def _pack_best_fit(
+    state: _State,
+    rng: random.Random,
+    under: float,
+    to_place: Callable[[list[float]], tuple[list[_Held], dict[tuple[int, int], int]]],
+) -> None:
+    """What :func:`_construct_best_fit` and :func:`_construct_ruined` share: ties and heat
+    perturbed as :func:`_construct_perturbed`'s, then best fit decreasing
+    (:func:`_place_best_fit`) of the partitions ``to_place`` gives for those ties (with the room
+    it leaves them) under a limit drawn from [:data:`BEST_FIT_BELOW`, 1) times ``under``."""
     tie = [rng.random() for _ in state.load]
     noise = {
         item[1]: rng.uniform(0.75, 1.25) for topic in state.topics for item in topic.partitions
     }
-    room = _quotas(state, {}, tie)
+    items, room = to_place(tie)
     limit = under * rng.uniform(BEST_FIT_BELOW, 1.0)
-    items = [(t, item) for t, topic in enumerate(state.topics) for item in topic.partitions]
     heat = lambda item: item[0] * noise[item[1]]  # noqa: E731
     _place(state, items, room, heat=heat, tie=tie, fit_under=limit)
 
@@ -1128,14 +1141,7 @@ def _construct_ruined(
     drawn = rng.sample(others, min(len(others), rng.randint(1, RUIN_OTHERS)))
     ruined = {slowest, *drawn}
     owners = {tp: m for tp, m in holder.items() if m not in ruined}
-    tie = [rng.random() for _ in state.load]
-    noise = {
-        item[1]: rng.uniform(0.75, 1.25) for topic in state.topics for item in topic.partitions
-    }
-    free, room = _keep_owned(state, owners, tie, True)
-    limit = under * rng.uniform(BEST_FIT_BELOW, 1.0)
-    heat = lambda item: item[0] * noise[item[1]]  # noqa: E731
-    _place(state, free, room, heat=heat, tie=tie, fit_under=limit)
+    _pack_best_fit(state, rng, under, lambda tie: _keep_owned(state, owners, tie, True))
 
 
 def _ruined_starts(best: _State, under: float) -> Iterator[Callable[[_State], None]]:
@@ -1900,7 +1906,8 @@ def _balanced_state(
     deterministic starts: each partition with its member there. ``fit_under``: a load every
     member should fit under (a catch-up round's T); with restarts, members of different
     speeds then get :data:`BEST_FIT_RESTARTS` times their budget more, of best-fit starts
-    (:func:`_construct_best_fit`), after the others."""
+    (:func:`_construct_best_fit`), after the others, and then :data:`RUIN_RESTARTS` times it
+    more of ruin-and-recreate starts from the best plan found (:func:`_construct_ruined`)."""
     scale = _scale(group, speeds)
     topics = _topics(group, weights)
     size = sum(t.size for t in topics)
@@ -2483,8 +2490,10 @@ def catch_up_plan(
        better one lowers T for the next (Dinkelbach's method for a largest ratio). Rounds
        end when T stops falling, or after :data:`CATCH_UP_ROUNDS`. They run twice: without
        restarts first, then on from where they ended with :data:`CATCH_UP_RESTARTS` times
-       the restarts' budget, and :data:`BEST_FIT_RESTARTS` times it more of restarts that
-       pack members under T (:func:`_construct_best_fit`). Without the plan so far among a
+       the restarts' budget, :data:`BEST_FIT_RESTARTS` times it more of restarts that
+       pack members under T (:func:`_construct_best_fit`), and :data:`RUIN_RESTARTS` times it
+       more of restarts that pack afresh only some members of the best plan so far
+       (:func:`_construct_ruined`). Without the plan so far among a
        round's starts, a round whose fresh starts all ended above T ended the rounds there:
        on held-out groups the slowest member was left up to 3.2 times above the best plan
        found (docs/strategies.md). On
