@@ -169,9 +169,9 @@ BEST_FIT_RESTARTS = 1
 #: a best-fit start packs under the round's T times a factor drawn from [this, 1)
 BEST_FIT_BELOW = 0.97
 #: The catch-up rounds with restarts last try ruin-and-recreate starts
-#: (:func:`_construct_ruined`) on this many times each plan's restarts' budget more. Every
-#: other start builds a plan from nothing; near T* the plans they miss differ from the best
-#: one found on a few members only, and no exchange the search makes leads there. On the 1,352
+#: (:func:`_construct_ruined`) on this many times each plan's restarts' budget more. The other
+#: restarts build a plan from nothing; near T* the plans they miss differ from the best one
+#: found on a few members only, and no exchange the search makes leads there. On the 1,352
 #: groups of `catch_up_suite` seeds 60-419 that can keep up, the groups more than 2% above the
 #: best plan any run found went from at least 3 to 1 (hot-partitions #149, 4.7% above), and more
 #: than 1% from at least 7 to 2 (docs/strategies.md, *Ruin-and-recreate restarts*). One or two
