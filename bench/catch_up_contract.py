@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cost import quantiles
 from rich.console import Console
 from rich.table import Table
 
@@ -204,7 +205,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     behind = [r for r in rows if "falls_behind" in r]
     avoidable = [r for r in behind if r["keeps_up"]]
     utilisation = [r["utilisation_ratio"] for r in behind if not r["keeps_up"]]
-    cpu = sorted(r["cpu_s"] for r in rows)
+    cpu = [r["cpu_s"] for r in rows]
+    times = quantiles(cpu, cpu)  # bench/cost.py's median and nearest-rank p95
     return {
         "groups": len(rows),
         "kept_up": len(ahead),
@@ -216,8 +218,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "behind": len(behind),
         "behind_avoidable": len(avoidable),
         "utilisation_worst": max((u for u in utilisation if u is not None), default=None),
-        "cpu_median_ms": statistics.median(cpu) * 1e3,
-        "cpu_p95_ms": cpu[math.ceil(0.95 * len(cpu)) - 1] * 1e3,
+        "cpu_median_ms": times["cpu_median_ms"],
+        "cpu_p95_ms": times["cpu_p95_ms"],
     }
 
 
