@@ -374,12 +374,11 @@ ONCE_ABOVE = (
 )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family,seed", ONCE_ABOVE)
-def test_within_one_percent_where_the_rounds_once_stopped_short(family, seed):
-    """HiGHS proves that no plan with `balanced`'s count guarantees has every member catch up
-    within T = `balanced`'s slowest time ÷ 1.01 (one feasibility problem, L_m + T·I_m ≤ T·C_m
-    and I_m < C_m, found infeasible): its plan is within 1% of the optimum."""
+def sooner_than_balanced(family: str, seed: int, within: float, nodes: int) -> bool | None:
+    """Whether HiGHS finds a plan, with `balanced`'s count guarantees, under which every
+    member of the catch_up_suite(max_partitions=60) group catches up within T = `balanced`'s
+    slowest time ÷ ``within`` (one feasibility problem, L_m + T·I_m ≤ T·C_m and I_m < C_m);
+    False: it proves there is none, so `balanced` is within that factor of the optimum."""
     [sample] = [
         s for s in catch_up_suite(1, first_seed=seed, max_partitions=60) if s.family == family
     ]
@@ -391,10 +390,36 @@ def test_within_one_percent_where_the_rounds_once_stopped_short(family, seed):
     assert slowest < math.inf
     rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
     exact = {tp: float(v) for tp, v in lags.items()}
-    sooner = catch_up_feasible(
-        g, exact, rates, found.by_member, slowest / 1.01, time_limit=600, node_limit=NODES
+    return catch_up_feasible(
+        g, exact, rates, found.by_member, slowest / within, time_limit=600, node_limit=nodes
     )
-    assert sooner is False, (slowest, sooner)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,seed", ONCE_ABOVE)
+def test_within_one_percent_where_the_rounds_once_stopped_short(family, seed):
+    assert sooner_than_balanced(family, seed, 1.01, NODES) is False
+
+
+#: (family, seed) of held-out catch_up_suite(max_partitions=60) groups whose inflow is
+#: 98.9-99.96% of the group's capacity, where `balanced` stopped 4.3%, 24.9% and 6.4% above
+#: the plan HiGHS found while its search stepped by MIN_GAIN of the load, a quarter of T there
+#: (docs/strategies.md, *Near capacity*)
+NEAR_CAPACITY = (("hot-partitions", 74), ("hot-partitions", 164), ("hot-partitions", 149))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,seed", NEAR_CAPACITY)
+def test_within_two_percent_near_capacity(family, seed):
+    """Issue 12's 2%, on groups that take in within 1.1% of what they can read."""
+    [sample] = [
+        s for s in catch_up_suite(1, first_seed=seed, max_partitions=60) if s.family == family
+    ]
+    found = capacities(sample.group, group_lags(sample.group))
+    assert found is not None
+    inflow = sum(p.rate_in or 0.0 for p in sample.group.partitions())
+    assert inflow > 0.989 * sum(found.by_member.values())  # the groups are what they were
+    assert sooner_than_balanced(family, seed, 1.02, 2 * NODES) is False
 
 
 #: bench/catch_up_contract.py's group #127 (24 partitions of four topics on 9 members of

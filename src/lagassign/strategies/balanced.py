@@ -100,6 +100,13 @@ DEFAULT_SEARCH_BUDGET = 2_000_000
 #: exchanges that lower a load by less than this fraction of the largest load are not worth
 #: a step: they cannot change the largest load measurably, and they would make the search long
 MIN_GAIN = 1e-4
+#: the smallest step a catch-up plan's search takes, as a fraction of the catch-up time T
+#: itself rather than of a load (see :func:`catch_up_plan`): finer than MIN_GAIN only where a
+#: member has less than a tenth of its capacity to spare
+CATCH_UP_STEP = 1e-3
+#: the least spare fraction of capacity CATCH_UP_STEP is scaled by: steps of the load no
+#: smaller than CATCH_UP_STEP × this, whatever the float noise of a member at capacity
+LEAST_SPARE = 1e-4
 #: relative error a bound on whole-number loads may carry before it is rounded up to the next
 #: whole number (see :func:`_balanced_state`)
 WHOLE_SLACK = 1e-12
@@ -1265,11 +1272,13 @@ class _Reach:
 
 
 class _Search:
-    """The improvement step; ``budget`` counts candidate exchanges examined."""
+    """The improvement step; ``budget`` counts candidate exchanges examined; ``min_gain``: the
+    smallest gain worth a step, a fraction of the largest load (:data:`MIN_GAIN`)."""
 
-    def __init__(self, state: _State, budget: int) -> None:
+    def __init__(self, state: _State, budget: int, min_gain: float = MIN_GAIN) -> None:
         self.state = state
         self.budget = budget
+        self.min_gain = min_gain
         self.threshold = 0.0
         #: member -> the topics it subscribes (indexes), and those it shares with a member of
         #: the same topics (see _subscribed); filled when the search starts
@@ -1320,7 +1329,7 @@ class _Search:
             level = sum(x / c for x, c in zip(load, scale, strict=True)) / _speed(scale)
             heavy = [m for m in range(len(load)) if load[m] > level]
             for giver in sorted(heavy, key=lambda m: (-load[m], self.state.tie[m])):
-                self.threshold = MIN_GAIN * max(load)
+                self.threshold = self.min_gain * max(load)
                 while self.budget > 0:
                     if max(load) <= target:
                         return
@@ -1898,6 +1907,7 @@ def _balanced_state(
     restart_factor: int = 1,
     warm: _State | None = None,
     fit_under: float | None = None,
+    min_gain: float = MIN_GAIN,
 ) -> _State:
     """The plan :func:`balance` makes. ``work``: a budget shared with other plans (those of
     :func:`catch_up_plan`), spent by this one; without it the plan has a budget of its own.
@@ -1907,7 +1917,10 @@ def _balanced_state(
     member should fit under (a catch-up round's T); with restarts, members of different
     speeds then get :data:`BEST_FIT_RESTARTS` times their budget more, of best-fit starts
     (:func:`_construct_best_fit`), after the others, and then :data:`RUIN_RESTARTS` times it
-    more of ruin-and-recreate starts from the best plan found (:func:`_construct_ruined`)."""
+    more of ruin-and-recreate starts from the best plan found (:func:`_construct_ruined`).
+    ``min_gain``: the smallest step the search takes, a fraction of the largest load; a plan
+    within it of the bound is taken as optimal (:func:`catch_up_plan` makes it smaller near
+    capacity)."""
     scale = _scale(group, speeds)
     topics = _topics(group, weights)
     size = sum(t.size for t in topics)
@@ -1960,8 +1973,8 @@ def _balanced_state(
         filled = _count_bound(topics, None, empty.global_floor)
         whole = max(whole, math.ceil(filled * (1 - WHOLE_SLACK)))
     least = max(bound, whole)  # no plan's largest load is below this
-    # within MIN_GAIN of the bound is as good as at it: the search takes no smaller step
-    bound = max(bound * (1 + MIN_GAIN), whole)
+    # within min_gain of the bound is as good as at it: the search takes no smaller step
+    bound = max(bound * (1 + min_gain), whole)
     sticky: _State | None = None  # what members own, kept up to their quotas
     owned: dict[TopicPartition, int] = {}
     if owners:
@@ -1989,7 +2002,7 @@ def _balanced_state(
         if start in seen:
             return None, size + state.extra_work
         seen.add(start)
-        search = _Search(state, budget)
+        search = _Search(state, budget, min_gain)
         search.run(target=bound)
         return state, size + state.extra_work + budget - search.budget
 
@@ -2048,7 +2061,7 @@ def _balanced_state(
         )
     if sticky is not None:
         target = max(best.load, default=0.0) * (1 + tolerance)
-        search = _Search(sticky, budget)
+        search = _Search(sticky, budget, min_gain)
         search.run(target)
         if work is not None:
             work.search -= budget - search.budget
@@ -2501,6 +2514,11 @@ def catch_up_plan(
        (there, a lag plan is one partition of thousands per member, and a round would double
        the time).
 
+    Steps 1 and 3 search loads (L + T·I) ÷ C, whose change is only (C − I) ÷ C of the change
+    of the catch-up time: near capacity their smallest step and the bound they stop within
+    shrink with the tightest member's spare capacity, so that a step of CATCH_UP_STEP of T
+    still counts.
+
     The counts are those of :func:`balance` in every step. Stickiness is judged on the
     catch-up time: the steps above plan afresh, and owned partitions then stay where they are
     if that keeps the slowest member's catch-up time within ``tolerance`` of the fresh plan's
@@ -2602,6 +2620,7 @@ def catch_up_plan(
         restart_factor: int = 1,
         warm: _State | None = None,
         fit_under: float | None = None,
+        min_gain: float = MIN_GAIN,
     ) -> _State:
         return _balanced_state(
             group,
@@ -2614,6 +2633,30 @@ def catch_up_plan(
             restart_factor,
             warm,
             fit_under,
+            min_gain,
+        )
+
+    def fine(spare_fraction: float) -> float:
+        """The search's smallest step on weights ``lag + T × rate_in`` (a fraction of the
+        largest load, as MIN_GAIN), for a member with ``spare_fraction`` (C − I) ÷ C of its
+        capacity to spare: at most CATCH_UP_STEP of its catch-up time. Its load
+        (L + T·I) ÷ C near T falls by only that fraction of what its catch-up time
+        L ÷ (C − I) falls by: at 99.9% of capacity, MIN_GAIN of the load is a tenth of T, and
+        on held-out groups that near capacity the search, and the bound it stops within,
+        left the slowest member up to 25% above HiGHS's plan (docs/strategies.md, *Near
+        capacity*)."""
+        return min(MIN_GAIN, CATCH_UP_STEP * max(spare_fraction, LEAST_SPARE))
+
+    def tightest(plan: _State) -> float:
+        """the least fraction of its capacity any member of ``plan`` has to spare"""
+        owner = owner_of(plan)
+        return min(
+            (
+                (speeds[m.id] - i) / speeds[m.id]
+                for m, i in zip(group.members, totals.sum(owner, inflows), strict=True)
+                if speeds[m.id] > 0
+            ),
+            default=1.0,
         )
 
     # Start from all members finishing together, a time no plan beats; only if that plan
@@ -2623,7 +2666,7 @@ def catch_up_plan(
     together = owed / spare if spare > 0 else math.inf
     best_time = math.inf
     if math.isfinite(together):
-        best = plan_for(weighed(together))
+        best = plan_for(weighed(together), min_gain=fine(spare / sum(speeds.values(), 0.0)))
         best_time = slowest(best)
     if math.isinf(best_time):
         best = plan_for(rates())
@@ -2637,7 +2680,11 @@ def catch_up_plan(
             # round ends no worse, and lower wherever an exchange helps its slowest member
             # (and with restarts, best-fit ones too: does every member fit under T?)
             plan = plan_for(
-                weighed(best_time), restart_factor=restart_factor, warm=best, fit_under=best_time
+                weighed(best_time),
+                restart_factor=restart_factor,
+                warm=best,
+                fit_under=best_time,
+                min_gain=fine(tightest(best)),
             )
             time = slowest(plan)
             if time >= best_time:
