@@ -166,7 +166,7 @@ def held_out_table(
         f"Held out: {len(groups)} groups of `catch_up_suite` from seed {first} (up to 60 "
         f"partitions), {len(kept)} of them where some candidate's plan keeps every member "
         "ahead and the slowest has a backlog. The slowest member's catch-up time ÷ the best "
-        "any candidate found (no HiGHS here: a ratio says how far more search got, not how far "
+        "any candidate found (not HiGHS: such a ratio says how far more search got, not how far "
         f"from the optimum); *reference*: today's source with {REFERENCE_RESTARTS} times the "
         "restarts in the rounds.",
         "",
