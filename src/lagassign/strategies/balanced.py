@@ -2648,13 +2648,15 @@ def catch_up_plan(
         return min(MIN_GAIN, CATCH_UP_STEP * max(spare_fraction, LEAST_SPARE))
 
     def tightest(plan: _State) -> float:
-        """the least fraction of its capacity any member of ``plan`` has to spare"""
+        """the least fraction of its capacity a member of ``plan`` has to spare, of those
+        below capacity (under shares a member at or above its share may count as caught up,
+        and its time is then no catch-up time to refine)"""
         owner = owner_of(plan)
         return min(
             (
                 (speeds[m.id] - i) / speeds[m.id]
                 for m, i in zip(group.members, totals.sum(owner, inflows), strict=True)
-                if speeds[m.id] > 0
+                if speeds[m.id] > i
             ),
             default=1.0,
         )
