@@ -2664,11 +2664,12 @@ def catch_up_plan(
     # Start from all members finishing together, a time no plan beats; only if that plan
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
     # (sums from 0.0: compiled, a sum from the int 0 is taken for an int, and a float in it fails)
-    spare = sum(speeds.values(), 0.0) - sum(inflow, 0.0)
+    readable = sum(speeds.values(), 0.0)
+    spare = readable - sum(inflow, 0.0)
     together = owed / spare if spare > 0 else math.inf
     best_time = math.inf
     if math.isfinite(together):
-        best = plan_for(weighed(together), min_gain=fine(spare / sum(speeds.values(), 0.0)))
+        best = plan_for(weighed(together), min_gain=fine(spare / readable))
         best_time = slowest(best)
     if math.isinf(best_time):
         best = plan_for(rates())
