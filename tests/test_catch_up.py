@@ -21,13 +21,16 @@ from lagassign.optimum import catch_up_feasible, catch_up_optimum, utilisation_o
 from lagassign.plan import plan_group
 from lagassign.rates import capacities, catch_up_time, member_catch_up
 from lagassign.samples import catch_up_suite, with_rates
-from lagassign.strategies import create, names
+from lagassign.strategies import create, interpreted, names
 from lagassign.strategies.balanced import (
+    CATCH_UP_PROVEN,
     DEFAULT_SEARCH_BUDGET,
     BalancedAssignor,
     _balanced_state,
     _Column,
     _MemberTotals,
+    _none_within,
+    _scale,
     _to_assignment,
     catch_up_plan,
 )
@@ -403,6 +406,82 @@ def sooner_than_balanced(g: Group, within: float, nodes: int) -> bool | None:
 @pytest.mark.parametrize("family,seed", ONCE_ABOVE)
 def test_within_one_percent_where_the_rounds_once_stopped_short(family, seed):
     assert sooner_than_balanced(suite_group(family, seed), 1.01, NODES) is False
+
+
+def weighed_at(g: Group, time: float) -> dict[TopicPartition, float]:
+    """lag + ``time`` × rate_in per partition: the weights of a plan within ``time``"""
+    lags = group_lags(g)
+    return {p.tp: lags[p.tp] + time * (p.rate_in or 0.0) for p in g.partitions()}
+
+
+def test_none_within_docstring_example():
+    g = rated_group([(90, 0.5), (10, 0.5)], {"a": 2.0, "b": 1.0})
+    scale = _scale(g, {"a": 2.0, "b": 1.0})
+    assert _none_within(g, weighed_at(g, 50), scale, 1.0, 50)
+    assert not _none_within(g, weighed_at(g, 60), scale, 1.0, 60)
+    lags = group_lags(g)
+    found = capacities(g, lags)
+    assert found is not None
+    plan = BalancedAssignor().assign(g)
+    assert named(plan) == {"a": ["t-0"], "b": ["t-1"]}
+    assert member_catch_up(g, plan, lags, found) == {"a": 60.0, "b": 20.0}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", CERTIFIED, ids=lambda s: f"{s.family}-{s.seed}")
+def test_what_none_within_rules_out_highs_rules_out(sample):
+    """The proof that ends the catch-up rounds is sound: at times just below `balanced`'s
+    slowest member, and well below it, whatever the search's bound rules out HiGHS finds no
+    plan for either (the same counts; members alike or not)."""
+    g = sample.group
+    lags = group_lags(g)
+    found = capacities(g, lags)
+    assert found is not None
+    if found.shared:
+        return  # catch_up_plan never asks: a member within its share counts as caught up
+    slowest = max(member_catch_up(g, BalancedAssignor().assign(g), lags, found).values())
+    if not 0 < slowest < math.inf:
+        return  # no rounds: nothing to catch up on, or nobody keeps up
+    alike = set(found.by_member.values())
+    per = alike.pop() if len(alike) == 1 else 1.0
+    scale = _scale(g, found.by_member)
+    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    exact = {tp: float(v) for tp, v in lags.items()}
+    for factor in (1 + CATCH_UP_PROVEN, 1.01, 1.1, 2.0):
+        time = slowest / factor
+        if _none_within(g, weighed_at(g, time), scale, per, time):
+            feasible = catch_up_feasible(
+                g, exact, rates, found.by_member, time, time_limit=600, node_limit=NODES
+            )
+            assert feasible is not True, (factor, time)
+
+
+#: catch_up_suite(max_partitions=40) groups where the first plan is proven within
+#: CATCH_UP_PROVEN of the soonest: three plans before the proof ended the rounds, one after
+PROVEN_FIRST = (("volumes", 0), ("mixed-subscriptions", 0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,seed", PROVEN_FIRST)
+def test_rounds_end_once_no_plan_is_proven_sooner(family, seed, monkeypatch):
+    module = interpreted("balanced")  # its plans are the compiled module's, and it can be patched
+    searched = []
+    original = module._balanced_state
+
+    def counted(*args, **kwargs):
+        searched.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_balanced_state", counted)
+    [g] = [
+        s.group
+        for s in catch_up_suite(1, first_seed=seed, max_partitions=40)
+        if s.family == family
+    ]
+    plan = module.BalancedAssignor().assign(g)
+    assert len(searched) == 1  # the first plan, and no round after it
+    assert plan.partitions == BalancedAssignor().assign(g).partitions
+    assert sooner_than_balanced(g, 1 + CATCH_UP_PROVEN, NODES) is False
 
 
 #: (family, seed) of held-out catch_up_suite(max_partitions=60) groups whose inflow is

@@ -154,6 +154,12 @@ MAX_SPLITS = 1_000
 CATCH_UP_ROUNDS = 12
 #: a catch-up round that shortens the largest catch-up time by less than this fraction ends them
 CATCH_UP_GAIN = 0.0005
+#: catch-up rounds end once no plan can have every member catch up this fraction sooner than
+#: the best so far: at T ÷ (1 + this), the search's own lower bound (:func:`_load_bound`) on the
+#: weights of that time exceeds it. On bench/cost.py's ordinary groups with rates, about half
+#: of those that keep up are proven so after the first plan, where the rounds after it took
+#: most of their time and found at most this much (docs/strategies.md, *Proven near*).
+CATCH_UP_PROVEN = 0.001
 #: The catch-up rounds run twice: first without restarts, each plan its deterministic starts
 #: only, until T stops falling; then on from there with this many times each plan's restarts'
 #: budget (:func:`restart_work`). Where the rounds end depends on the local optima of the plans
@@ -1896,6 +1902,60 @@ def restart_work(partitions: int) -> int:
     return min(WORK_BASE + WORK_SMALL // max(partitions, 1), WORK_MOST)
 
 
+def _load_bound(
+    group: Group, topics: Sequence[_Topic], scale: Sequence[float] | None, empty: _State, size: int
+) -> float:
+    """A largest load no plan of ``topics`` (``size`` partitions in all) on ``group``'s members
+    is below: a search that reaches it stops, and :func:`catch_up_plan` ends its rounds once it
+    proves no plan much sooner. ``scale``: the members' (:func:`_scale`); ``empty``: a state of
+    them holding nothing yet."""
+    if scale is not None:
+        # what all members finishing together would take, and the heaviest partition on the
+        # fastest member
+        heaviest = max((t.heaviest for t in topics if t.size), default=0.0)
+        # added one after the other as a generator would, at C speed
+        on_arrays = [t.weights for t in topics if t.weights is not None]
+        if topics and len(on_arrays) == len(topics) and {w.dtype.kind for w in on_arrays} == {"f"}:
+            import numpy as np
+
+            total = _added(np.concatenate(on_arrays))
+        else:
+            total = sum(itertools.chain.from_iterable(t.weighed() for t in topics))
+        bound = max(total / _speed(scale), heaviest * min(scale))
+    else:
+        bound = pigeonhole_bound(_all_weights(topics), len(group.members), empty.global_floor)
+    if scale is None and not empty.identical:
+        # members that alone read some topics must carry them, whatever the others do
+        readers = {t.name: t.subscribers for t in topics}
+        subscribed = {tp: w for t in topics for w, tp in t.partitions}
+        bound = max(bound, lower_bound(subscribed, len(group.members), readers))
+    if size <= GLOBAL_CONSTRUCTION_LIMIT:
+        bound = max(bound, _count_bound(topics, scale))
+    return bound
+
+
+def _none_within(
+    group: Group, weights: _Weights, scale: Sequence[float] | None, per: float, time: float
+) -> bool:
+    """Whether no plan has every member of ``group`` catch up within ``time``, proven by the
+    search's own lower bound (:func:`_load_bound`). ``weights``: ``lag + time × rate_in`` per
+    partition; ``scale``: the members' (:func:`_scale` of their capacities); ``per``: their
+    common capacity when they are alike (plain totals then), else 1. A member catching up
+    within ``time`` has L + time·I ≤ time·C, a load of at most ``time`` × ``per`` at these
+    weights: a bound above that rules every plan out.
+
+    Example: members a (capacity 2 msg/s) and b (1) read t-0 (lag 90, 0.5 msg/s in) and t-1
+    (lag 10, 0.5 msg/s), one partition each. Within 50 s they weigh 115 and 35. All finishing
+    together would take (115 + 35) ÷ 3 = 50 s, which rules nothing out, but whoever holds t-0
+    has a load of at least 115 ÷ 2 = 57.5 > 50 (:func:`_count_bound`): no plan within 50 s.
+    (The soonest, a with t-0, takes 90 ÷ 1.5 = 60 s.)
+    """
+    topics = _topics(group, weights)
+    empty = _new_state(group, topics, scale)
+    size = sum(t.size for t in topics)
+    return _load_bound(group, topics, scale, empty, size) > time * per
+
+
 def _balanced_state(
     group: Group,
     weights: _Weights | None,
@@ -1932,28 +1992,7 @@ def _balanced_state(
     budget = search_budget // (len(constructions) + bool(owners))
     # Nothing beats this bound, so a start that reaches it needs no search and no restarts.
     empty = _new_state(group, topics, scale)
-    if scale is not None:
-        # what all members finishing together would take, and the heaviest partition on the
-        # fastest member
-        heaviest = max((t.heaviest for t in topics if t.size), default=0.0)
-        # added one after the other as a generator would, at C speed
-        on_arrays = [t.weights for t in topics if t.weights is not None]
-        if topics and len(on_arrays) == len(topics) and {w.dtype.kind for w in on_arrays} == {"f"}:
-            import numpy as np
-
-            total = _added(np.concatenate(on_arrays))
-        else:
-            total = sum(itertools.chain.from_iterable(t.weighed() for t in topics))
-        bound = max(total / _speed(scale), heaviest * min(scale))
-    else:
-        bound = pigeonhole_bound(_all_weights(topics), len(group.members), empty.global_floor)
-    if scale is None and not empty.identical:
-        # members that alone read some topics must carry them, whatever the others do
-        readers = {t.name: t.subscribers for t in topics}
-        subscribed = {tp: w for t in topics for w, tp in t.partitions}
-        bound = max(bound, lower_bound(subscribed, len(group.members), readers))
-    if size <= GLOBAL_CONSTRUCTION_LIMIT:
-        bound = max(bound, _count_bound(topics, scale))
+    bound = _load_bound(group, topics, scale, empty, size)
     # Where loads are sums of whole numbers, no plan's largest load lies between the bound and
     # the next whole number: a plan there is optimal. Without this, a plan at the optimum,
     # 1,353, above a bound of 1,352.9 ran every restart (52, 0.18 s) looking for a better one.
@@ -2501,7 +2540,11 @@ def catch_up_plan(
        search from the plan so far as well as from the deterministic starts (it is within
        T·C_m at these weights): each round's plan is at least as good as the last, and a
        better one lowers T for the next (Dinkelbach's method for a largest ratio). Rounds
-       end when T stops falling, or after :data:`CATCH_UP_ROUNDS`. They run twice: without
+       end when T stops falling, after :data:`CATCH_UP_ROUNDS`, or once no plan can be
+       :data:`CATCH_UP_PROVEN` sooner: the search's lower bound on the largest load
+       (:func:`_load_bound`) at the weights of T ÷ (1 + CATCH_UP_PROVEN) is above that time
+       (not where capacities are only shares, which count a member within its share as
+       caught up whatever its load). They run twice: without
        restarts first, then on from where they ended with :data:`CATCH_UP_RESTARTS` times
        the restarts' budget, :data:`BEST_FIT_RESTARTS` times it more of restarts that
        pack members under T (:func:`_construct_best_fit`), and :data:`RUIN_RESTARTS` times it
@@ -2665,6 +2708,10 @@ def catch_up_plan(
     # leaves someone behind is the utilisation plan needed to tell whether anyone can keep up.
     # (sums from 0.0: compiled, a sum from the int 0 is taken for an int, and a float in it fails)
     readable = sum(speeds.values(), 0.0)
+    # Weighed at a time T, a member's load (L + T·I) ÷ C is at most T exactly when it catches
+    # up within it. (members all alike read plain totals: then the limit is T·C)
+    alike = set(speeds.values())
+    per = alike.pop() if len(alike) == 1 else 1.0
     spare = readable - sum(inflow, 0.0)
     together = owed / spare if spare > 0 else math.inf
     best_time = math.inf
@@ -2675,10 +2722,22 @@ def catch_up_plan(
         best = plan_for(rates())
         best_time = slowest(best)
     rounds = CATCH_UP_ROUNDS if len(totals.partitions) <= GLOBAL_CONSTRUCTION_LIMIT else 0
+    scale = _scale(group, speeds)
+
+    proven = False  # that no plan is CATCH_UP_PROVEN sooner than best_time
+    checked = math.nan  # the best time that was last checked so
     for restart_factor in (0, CATCH_UP_RESTARTS) if rounds else ():
         for _ in range(rounds):
             if not 0 < best_time < math.inf:
                 break  # falls behind whatever the search tried, or nothing to catch up on
+            # (not under shares: a member within its share may count as caught up, whatever
+            # its load)
+            if not shared and best_time != checked:
+                sooner = best_time / (1 + CATCH_UP_PROVEN)
+                proven = _none_within(group, weighed(sooner), scale, per, sooner)
+                checked = best_time
+            if proven:
+                break
             # searched from the plan so far too: it is within T·C_m at these weights, so the
             # round ends no worse, and lower wherever an exchange helps its slowest member
             # (and with restarts, best-fit ones too: does every member fit under T?)
@@ -2748,10 +2807,6 @@ def catch_up_plan(
         allowed = fresh_time * (1 + tolerance)
         tried: list[tuple[float, _State]] = []
         if 0 < allowed < math.inf:
-            # Weighed at a time T, a member's load (L + T·I) ÷ C is at most T exactly when it
-            # catches up within it. (members all alike read plain totals: then the limit is T·C)
-            alike = set(speeds.values())
-            per = alike.pop() if len(alike) == 1 else 1.0
             # The fresh plan ignores what members own, and handed over to members near their
             # capacity its partitions can take far longer than it planned; what keeps more may
             # do better than it by far. So the times tried rise from the fresh plan's own,
