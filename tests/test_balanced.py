@@ -517,16 +517,19 @@ def test_count_bound_is_a_lower_bound(seed: int, speeds: bool):
     bound = balanced._count_bound(topics, scale if speeds else None, floor)
     least = _smallest_largest_total(g, scale)
     assert bound <= least * (1 + 1e-12), (bound, least)
+    slowest = balanced._slowest_bound(topics, scale, floor)
+    assert slowest <= least * (1 + 1e-12), (slowest, least)
     if not speeds:
         assert least <= max_lag(g, BalancedAssignor(sticky=False))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1))
-def test_count_bound_with_the_global_floor_is_a_lower_bound(seed: int):
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_count_bound_with_the_global_floor_is_a_lower_bound(seed: int, speeds: bool):
     """With identical subscriptions over many small topics, where the floors leave members
     short of the global floor (the part of the bound :func:`balanced._lightest_more` adds): never
-    above the best assignment with balanced's counts, all of them tried."""
+    above the best assignment with balanced's counts, all of them tried; nor is the slowest
+    members' bound, which counts the global floor too."""
     rng = random.Random(seed)
     sizes = [rng.randint(1, 2) for _ in range(rng.randint(3, 5))]
     while sum(sizes) > 8:  # every assignment is tried: 3 members, 8 partitions at most
@@ -535,10 +538,26 @@ def test_count_bound_with_the_global_floor_is_a_lower_bound(seed: int):
     g = group(lags, {m: list(lags) for m in "abc"[: rng.randint(2, 3)]})
     topics = balanced._topics(g, None)
     floor = balanced._new_state(g, topics).global_floor
-    bound = balanced._count_bound(topics, None, floor)
-    least = _smallest_largest_total(g, [1.0] * len(g.members))
+    scale = [1 / rng.uniform(0.5, 4) if speeds else 1.0 for _ in g.members]
+    bound = balanced._count_bound(topics, scale if speeds else None, floor)
+    least = _smallest_largest_total(g, scale)
     assert bound <= least * (1 + 1e-12), (bound, least)
-    assert least <= max_lag(g, BalancedAssignor(sticky=False))
+    slowest = balanced._slowest_bound(topics, scale, floor)
+    assert slowest <= least * (1 + 1e-12), (slowest, least)
+    if not speeds:
+        assert least <= max_lag(g, BalancedAssignor(sticky=False))
+
+
+def test_slowest_bound_example():
+    """_slowest_bound's docstring: a and b, the slowest, hold four of t at least 22 between
+    them, 11 each at best, which the total over all speeds (about 10.3) and the count bound
+    (7.75) do not see; the best plan is at it."""
+    g = group({"t": [1, 1, 10, 10, 10, 30]}, {m: ["t"] for m in "abc"})
+    topics = balanced._topics(g, None)
+    scale = [1.0, 1.0, 0.25]
+    assert balanced._slowest_bound(topics, scale, 2) == 11
+    assert balanced._count_bound(topics, scale, 2) == 7.75
+    assert _smallest_largest_total(g, scale) == 11
 
 
 def _mixed_group(

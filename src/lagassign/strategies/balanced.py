@@ -537,7 +537,7 @@ def _count_bound(
 
     With ``scale`` (members of different speeds, see :class:`_State`), a member's load is its
     total times its scale, and the member that holds the k + 1 may be any subscriber: the
-    least of their loads is the bound.
+    least of their loads is the bound (the global floor holds for each of them alike).
     """
     # per topic: lightest[u][j], the j lightest of u's partitions
     lightest = [
@@ -549,10 +549,10 @@ def _count_bound(
         for m in topic.subscribers:
             floors[m] = floors.get(m, 0.0) + lightest[u][topic.floor]
     # partitions every member holds by the topics' floors alone
-    floor_count = sum(topic.floor for topic in topics) if scale is None else 0
+    floor_count = sum(topic.floor for topic in topics)
     # what each topic has past its floor, for _lightest_more (only members short of the
     # global floor need it)
-    spares = _spares(topics) if global_floor and scale is None else []
+    spares = _spares(topics) if global_floor else []
     best = 0.0
     for t, topic in enumerate(topics):
         light, s, n = lightest[t], len(topic.subscribers), len(topic.partitions)
@@ -583,7 +583,7 @@ def _count_bound(
                 else light[outside] + light[k + 1 + more] - light[outside + k + 1]
             )
             short = global_floor - max(k + 1, topic.floor) - (floor_count - topic.floor)
-            if scale is None and short > 0:
+            if short > 0:
                 rest += _lightest_more(topics, spares, t, k, short)
             best = max(best, min(c * (window + rest + others) for c, others in alone))
     return best
@@ -1930,8 +1930,56 @@ def _load_bound(
         subscribed = {tp: w for t in topics for w, tp in t.partitions}
         bound = max(bound, lower_bound(subscribed, len(group.members), readers))
     if size <= GLOBAL_CONSTRUCTION_LIMIT:
-        bound = max(bound, _count_bound(topics, scale))
+        if scale is None:
+            bound = max(bound, _count_bound(topics))
+        else:
+            # (lag plans, of members alike, keep the bound they had: the same plans)
+            floor = empty.global_floor
+            counted = _count_bound(topics, scale, floor)
+            bound = max(bound, counted, _slowest_bound(topics, scale, floor))
     return bound
+
+
+def _slowest_bound(topics: Sequence[_Topic], scale: Sequence[float], global_floor: int) -> float:
+    """A lower bound on the largest load from what the slowest members must hold, for members
+    of different speeds (``scale``, see :class:`_State`).
+
+    Every subscriber of a topic holds at least its floor of it, and with identical
+    subscriptions at least ``global_floor`` partitions in all: the j slowest members together
+    hold at least their floors' lightest, and at least the j·``global_floor`` lightest of all.
+    Read at their speeds together, one of them has a load of at least that weight ÷ the sum
+    of their speeds. The count bound (:func:`_count_bound`) takes the fastest subscriber
+    that could hold a heavy partition; this one sees slow members vying for the light ones, as
+    where every member holds a partition or two and the slowest can barely keep up with any.
+
+    Example: members a and b (1 msg/s each) and c (4) read t (weights 1, 1, 10, 10, 10, 30):
+    two each. The slowest two hold four partitions, at least 1 + 1 + 10 + 10 = 22, at 2 msg/s
+    together: one of them has a load of at least 11, as a and b have with a 1 and a 10 each
+    (c: 40 ÷ 4 = 10). The total over everyone's speed says 62 ÷ 6 ≈ 10.3, and the count bound
+    30 ÷ 4 + 1 ÷ 4 = 7.75 (c holding the 30).
+    """
+    lightest = [
+        list(itertools.accumulate(map(itemgetter(0), reversed(t.partitions)), initial=0.0))
+        for t in topics
+    ]
+    everyone = sorted(itertools.chain.from_iterable(t.weighed() for t in topics))
+    all_lightest = list(itertools.accumulate(everyone, initial=0.0))
+    reads: list[list[int]] = [[] for _ in scale]  # member -> the topics it reads
+    for u, topic in enumerate(topics):
+        for m in topic.subscribers:
+            reads[m].append(u)
+    held = [0] * len(topics)  # per topic, what the slowest so far hold of it at least
+    speed = best = 0.0
+    slowest_first = sorted(range(len(scale)), key=lambda m: -scale[m])
+    for j, m in enumerate(slowest_first, start=1):
+        speed += 1 / scale[m]
+        for u in reads[m]:
+            held[u] += topics[u].floor
+        weight = sum(lightest[u][min(h, topics[u].size)] for u, h in enumerate(held))
+        if global_floor:
+            weight = max(weight, all_lightest[min(j * global_floor, len(everyone))])
+        best = max(best, weight / speed)
+    return best
 
 
 def _none_within(
