@@ -57,6 +57,7 @@ from lagassign.cli import main as cli
 from lagassign.formats.group_file import load_group
 from lagassign.model import TopicPartition
 from lagassign.optimum import catch_up_optimum, utilisation_optimum
+from lagassign.rates import rates_in
 from lagassign.strategies import compiled
 
 RESULTS = Path(__file__).parent / "results"
@@ -152,7 +153,7 @@ def judged(path: Path, output: dict[str, Any], time_limit: float) -> dict[str, A
     """One group's plan against HiGHS (see the module's docstring)."""
     group = load_group(path)
     lags = {p.tp: float(p.lag or 0) for p in group.partitions()}
-    rates = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
+    rates = rates_in(group)
     capacity = {m.id: float(m.capacity or 0.0) for m in group.members}
     times = output["member_catch_up"]
     behind = output["falls_behind"]

@@ -64,7 +64,7 @@ from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.model import Group
 from lagassign.optimum import catch_up_feasible
-from lagassign.rates import capacities
+from lagassign.rates import capacities, rates_in
 from lagassign.samples import Sample, catch_up_suite, with_rates
 from lagassign.spark.groups import _rows
 from lagassign.spark.packing import by_group
@@ -129,7 +129,7 @@ def sooner_plans(
         lags = group_lags(g)
         found = capacities(g, lags)
         exact = {tp: float(v) for tp, v in lags.items()}
-        rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+        rates = rates_in(g)
         answers: dict[float, bool | None] = {}
         for name, column in times.items():
             slowest = column[i]

@@ -43,7 +43,7 @@ from rich.table import Table
 from lagassign.lag_rules import group_lags
 from lagassign.metrics import evaluate
 from lagassign.optimum import catch_up_optimum, optimum, utilisation_optimum
-from lagassign.rates import capacities
+from lagassign.rates import capacities, rates_in
 from lagassign.samples import Sample, catch_up_suite, suite
 from lagassign.strategies import create, names, unregistered
 from lagassign.strategies.base import Strategy
@@ -202,7 +202,7 @@ def catch_up_row(sample: Sample, time_limit: float) -> dict[str, object]:
     lags = group_lags(g)
     capacity = capacities(g, lags)
     assert capacity is not None  # the suite gives every member a capacity
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     plans = {name: create(name).assign(g) for name in names()}
     times = {name: evaluate(g, plan, lags).catch_up_seconds or 0.0 for name, plan in plans.items()}
     used = {

@@ -19,7 +19,7 @@ from lagassign.metrics import evaluate
 from lagassign.model import Group, Member, ModelError, Partition, Topic, TopicPartition
 from lagassign.optimum import catch_up_feasible, catch_up_optimum, utilisation_optimum
 from lagassign.plan import plan_group
-from lagassign.rates import capacities, catch_up_time, member_catch_up
+from lagassign.rates import capacities, catch_up_time, member_catch_up, rates_in
 from lagassign.samples import catch_up_suite, with_rates
 from lagassign.strategies import create, interpreted, names
 from lagassign.strategies.balanced import (
@@ -154,7 +154,7 @@ def test_member_catch_up_given_the_rates_is_what_it_finds_itself():
         found = capacities(g, lags)
         assert found is not None
         plan = BalancedAssignor().assign(g)
-        rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+        rates = rates_in(g)
         assert member_catch_up(g, plan, lags, found, rate_in=rates) == member_catch_up(
             g, plan, lags, found
         )
@@ -226,7 +226,7 @@ def test_when_no_plan_keeps_up_it_minimises_the_largest_utilisation():
     g = rated_group([(100, 60.0), (100, 50.0), (100, 40.0)], {"a": 80.0, "b": 40.0})
     lags = group_lags(g)
     plan = BalancedAssignor().assign(g)
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     found = capacities(g, lags)
     assert found is not None
     used = {m: sum(rates[tp] for tp in tps) / found.by_member[m] for m, tps in plan.partitions.items()}
@@ -297,7 +297,7 @@ def test_sticky_stays_only_within_tolerance_of_the_fresh_catch_up_time(sample):
 
 def test_optimum_on_the_docstring_example():
     lags = {tp: float(v) for tp, v in group_lags(EXAMPLE).items()}
-    rates = {p.tp: p.rate_in or 0.0 for p in EXAMPLE.partitions()}
+    rates = rates_in(EXAMPLE)
     capacity = {"a": 100.0, "b": 50.0}
     assert utilisation_optimum(EXAMPLE, rates, capacity).value == pytest.approx(0.7)
     best = catch_up_optimum(EXAMPLE, lags, rates, capacity, upper=400.0)
@@ -308,7 +308,7 @@ def test_utilisation_optimum_stops_at_a_target():
     """With a target the solver stops at the first plan at or below it (bench/drain.py asks
     only whether every member can keep up); without a plan that good, it goes on to the
     optimum, whose value is above the target."""
-    rates = {p.tp: p.rate_in or 0.0 for p in EXAMPLE.partitions()}
+    rates = rates_in(EXAMPLE)
     capacity = {"a": 100.0, "b": 50.0}
     reached = utilisation_optimum(EXAMPLE, rates, capacity, node_limit=100, target=1 - 1e-6)
     assert 0.7 - 1e-9 <= reached.value < 1
@@ -333,7 +333,7 @@ def test_within_two_percent_of_the_catch_up_optimum(sample):
     found = capacities(g, lags)
     assert found is not None
     plan = BalancedAssignor().assign(g)
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     # node budgets, not the clock, end the solver's searches (one thread: deterministic), so
     # the verdict is the same however loaded the machine is
     least = utilisation_optimum(g, rates, found.by_member, time_limit=600, node_limit=NODES)
@@ -395,7 +395,7 @@ def sooner_than_balanced(g: Group, within: float, nodes: int) -> bool | None:
     assert found is not None
     slowest = max(member_catch_up(g, BalancedAssignor().assign(g), lags, found).values())
     assert slowest < math.inf
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     exact = {tp: float(v) for tp, v in lags.items()}
     return catch_up_feasible(
         g, exact, rates, found.by_member, slowest / within, time_limit=600, node_limit=nodes
@@ -445,7 +445,7 @@ def test_what_none_within_rules_out_highs_rules_out(sample):
     alike = set(found.by_member.values())
     per = alike.pop() if len(alike) == 1 else 1.0
     scale = _scale(g, found.by_member)
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     exact = {tp: float(v) for tp, v in lags.items()}
     for factor in (1 + CATCH_UP_PROVEN, 1.01, 1.1, 2.0):
         time = slowest / factor
@@ -524,7 +524,7 @@ def test_within_one_percent_through_the_group_file_contract():
     slowest = max(data["member_catch_up"].values())
     g = load_group(CONTRACT_127)
     lags = {p.tp: float(p.lag or 0) for p in g.partitions()}
-    rates = {p.tp: p.rate_in or 0.0 for p in g.partitions()}
+    rates = rates_in(g)
     capacity = {m.id: m.capacity or 0.0 for m in g.members}
     sooner = catch_up_feasible(
         g, lags, rates, capacity, slowest / 1.01, time_limit=600, node_limit=NODES

@@ -9,7 +9,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, cast
 
 from lagassign.model import Assignment, Group, TopicPartition
-from lagassign.rates import Capacities, capacities, member_catch_up
+from lagassign.rates import Capacities, capacities, member_catch_up, rates_in
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -218,7 +218,7 @@ def group_facts(group: Group, lags: Mapping[TopicPartition, int]) -> GroupFacts:
         in_scope,
         lower_bound(in_scope, len(group.members), readers),
         group.current_owners(),
-        {p.tp: p.rate_in or 0.0 for p in group.partitions()} if capacity is not None else None,
+        rates_in(group) if capacity is not None else None,
     )
 
 

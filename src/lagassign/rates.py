@@ -39,6 +39,12 @@ def has_rates(group: Group) -> bool:
     return any(map(attrgetter("rate_in"), partitions))
 
 
+def rates_in(group: Group) -> dict[TopicPartition, float]:
+    """Every partition's ``rate_in``, 0 where none is known: what the catch-up time, its
+    yardstick (:mod:`lagassign.optimum`) and the metrics read per partition."""
+    return {p.tp: p.rate_in or 0.0 for p in group.partitions()}
+
+
 def measure_rates(before: Group, after: Group, seconds: float) -> Group:
     """``after`` with each partition's rates measured from two offset samples ``seconds`` apart:
     produce rate from the log end offsets, consume rate from the committed offsets."""
@@ -303,7 +309,7 @@ def member_catch_up(
     # One pass over the partitions and one look at the sources, not one per member: on groups
     # of a million partitions that was most of a time-aware plan's work.
     if rate_in is None:
-        rate_in = {p.tp: p.rate_in or 0.0 for p in group.partitions()}
+        rate_in = rates_in(group)
     shared = capacity.shared
     window = group.rate_window if shared else None
     rate_out = {p.tp: p.rate_out or 0.0 for p in group.partitions()} if window is not None else None
