@@ -156,9 +156,10 @@ CATCH_UP_ROUNDS = 12
 CATCH_UP_GAIN = 0.0005
 #: catch-up rounds end once no plan can have every member catch up this fraction sooner than
 #: the best so far: at T ÷ (1 + this), the search's own lower bound (:func:`_load_bound`) on the
-#: weights of that time exceeds it. On bench/cost.py's ordinary groups with rates, about half
-#: of those that keep up are proven so after the first plan, where the rounds after it took
-#: most of their time and found at most this much (docs/strategies.md, *Proven near*).
+#: weights of that time exceeds it. Of bench/cost.py's ordinary groups with rates that have
+#: rounds, a third are proven so right after the first plan, where the rounds after it took
+#: most of their time and could gain at most this much, and two thirds before the rounds end
+#: (docs/strategies.md, *Proven near*).
 CATCH_UP_PROVEN = 0.001
 #: The catch-up rounds run twice: first without restarts, each plan its deterministic starts
 #: only, until T stops falling; then on from there with this many times each plan's restarts'
