@@ -209,6 +209,24 @@ def test_a_topic_the_search_changes_is_taken_from_held(fast):
     assert _to_assignment(g, state)[fast] == (TopicPartition("t", 0),)
 
 
+def test_speeds_too_small_for_a_double_count_as_none():
+    """tests/test_cooperative.py's hypothesis drew capacities of about 1e-309 msg/s: 1 ÷ them
+    overflows a double, every load came out infinite and the bound divided by zero. Such
+    members read nothing (_scale), and the plan is made."""
+    t = Topic("t0", (Partition("t0", 0, lag=5, rate_in=1e-309),))
+    g = Group.of(
+        [t],
+        [
+            Member("consumer-0", frozenset({"t0"}), capacity=9.8892171489209e-310),
+            Member("consumer-1", frozenset({"t0"}), capacity=1.97784342978418e-309),
+        ],
+    )
+    assert _scale(g, {m.id: m.capacity for m in g.members}) is None
+    plan = BalancedAssignor().assign(g)
+    check_valid(g, plan, cooperative=False)
+    assert sorted(len(tps) for tps in plan.partitions.values()) == [0, 1]
+
+
 def test_lag_alone_may_plan_a_member_into_falling_behind():
     # b (10 msg/s) by lag alone gets the lagging partition that also takes 12 msg/s
     g = rated_group([(9000, 12.0), (1000, 1.0), (1000, 1.0)], {"a": 100.0, "b": 10.0})

@@ -200,6 +200,9 @@ KEPT_LADDER = 1.5
 #: from this many members on, a group where no topic gives any member more than one partition
 #: is constructed on arrays (:func:`_construct_one_each`)
 ONE_EACH_ARRAYS_FROM = 256
+#: a member's speed (capacity) below this counts as none: its reciprocal, scaled for the
+#: members that read nothing (:func:`_scale`), would overflow a double
+LEAST_SPEED = 1e-290
 #: up to this many partitions, a second construction (all partitions hottest first) is tried
 #: beside the topic-by-topic one; its per-topic heaps go stale too often on huge groups
 GLOBAL_CONSTRUCTION_LIMIT = 50_000
@@ -1883,6 +1886,10 @@ def _scale(group: Group, speeds: Mapping[str, float] | None) -> list[float] | No
     given = [float(speeds[m.id]) for m in group.members]
     if any(not (0 <= v < math.inf) for v in given):
         raise ValueError(f"speeds must be non-negative and finite, got {given}")
+    # 1 ÷ a speed this small, or a billion ÷ it for a member that reads nothing, is beyond a
+    # double: such a member reads nothing (the speeds hypothesis drew of 1e-309 msg/s made
+    # every load infinite, and the bound's division by their sum failed)
+    given = [v if v >= LEAST_SPEED else 0.0 for v in given]
     fastest = max(given, default=0.0)
     if fastest == 0 or all(v == given[0] for v in given):
         return None  # alike (or nothing known): plain totals, exactly as without speeds
