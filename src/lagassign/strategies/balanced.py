@@ -511,8 +511,21 @@ def _added(floats: NDArray[np.float64]) -> float:
     return float(np.add.accumulate(floats)[-1]) + 0.0
 
 
+def _lightest_sums(topics: Sequence[_Topic]) -> list[list[float]]:
+    """Per topic u, [j]: the sum of u's j lightest partitions (j from 0 to all of them), as
+    :func:`_count_bound` and :func:`_slowest_bound` read them."""
+    return [
+        list(itertools.accumulate(map(itemgetter(0), reversed(t.partitions)), initial=0.0))
+        for t in topics
+    ]
+
+
 def _count_bound(
-    topics: Sequence[_Topic], scale: Sequence[float] | None = None, global_floor: int = 0
+    topics: Sequence[_Topic],
+    scale: Sequence[float] | None = None,
+    global_floor: int = 0,
+    *,
+    lightest: Sequence[Sequence[float]] | None = None,
 ) -> float:
     """A lower bound on the largest member total from the per-topic counts, which the
     pigeonhole bound (over all partitions at once) does not see.
@@ -542,12 +555,10 @@ def _count_bound(
     With ``scale`` (members of different speeds, see :class:`_State`), a member's load is its
     total times its scale, and the member that holds the k + 1 may be any subscriber: the
     least of their loads is the bound (the global floor holds for each of them alike).
+
+    ``lightest``: :func:`_lightest_sums` of ``topics``, where the caller has it already.
     """
-    # per topic: lightest[u][j], the j lightest of u's partitions
-    lightest = [
-        list(itertools.accumulate(map(itemgetter(0), reversed(t.partitions)), initial=0.0))
-        for t in topics
-    ]
+    lightest = _lightest_sums(topics) if lightest is None else lightest
     floors: dict[int, float] = {}  # member -> its floors' lightest, over the topics it reads
     for u, topic in enumerate(topics):
         for m in topic.subscribers:
@@ -1942,13 +1953,19 @@ def _load_bound(
             bound = max(bound, _count_bound(topics))
         else:
             # (lag plans, of members alike, keep the bound they had: the same plans)
-            floor = empty.global_floor
-            counted = _count_bound(topics, scale, floor)
-            bound = max(bound, counted, _slowest_bound(topics, scale, floor))
+            floor, light = empty.global_floor, _lightest_sums(topics)
+            counted = _count_bound(topics, scale, floor, lightest=light)
+            bound = max(bound, counted, _slowest_bound(topics, scale, floor, lightest=light))
     return bound
 
 
-def _slowest_bound(topics: Sequence[_Topic], scale: Sequence[float], global_floor: int) -> float:
+def _slowest_bound(
+    topics: Sequence[_Topic],
+    scale: Sequence[float],
+    global_floor: int,
+    *,
+    lightest: Sequence[Sequence[float]] | None = None,
+) -> float:
     """A lower bound on the largest load from what the slowest members must hold, for members
     of different speeds (``scale``, see :class:`_State`).
 
@@ -1965,11 +1982,10 @@ def _slowest_bound(topics: Sequence[_Topic], scale: Sequence[float], global_floo
     together: one of them has a load of at least 11, as a and b have with a 1 and a 10 each
     (c: 40 ÷ 4 = 10). The total over everyone's speed says 62 ÷ 6 ≈ 10.3, and the count bound
     30 ÷ 4 + 1 ÷ 4 = 7.75 (c holding the 30).
+
+    ``lightest``: :func:`_lightest_sums` of ``topics``, where the caller has it already.
     """
-    lightest = [
-        list(itertools.accumulate(map(itemgetter(0), reversed(t.partitions)), initial=0.0))
-        for t in topics
-    ]
+    lightest = _lightest_sums(topics) if lightest is None else lightest
     everyone = sorted(itertools.chain.from_iterable(t.weighed() for t in topics))
     all_lightest = list(itertools.accumulate(everyone, initial=0.0))
     reads: list[list[int]] = [[] for _ in scale]  # member -> the topics it reads
